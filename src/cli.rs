@@ -1,0 +1,76 @@
+//! The command line (SPEC §5), declared with clap derive: the `///` comments are the help text.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+const EXAMPLES: &str = "\
+Examples:
+  claude -p 'fix the tests' --output-format stream-json --verbose | agentnorm
+  codex exec --json 'add a README' 2>&1 | agentnorm --only output_delta,tool_started
+  agentnorm session.jsonl                    replay a saved stream
+  agentnorm ~/logs/agents                    every *.jsonl / *.ndjson below a folder
+  agentnorm detect *.jsonl                   which CLI wrote each file
+
+Exit status:
+  0    success (also when the reader of stdout went away)
+  1    --strict and a line ended as `unknown`
+  2    bad usage, or an input could not be read (the others are still processed)
+  3    --fail-on-error and a turn failed or a stream ended with a turn open
+  130  interrupted (SIGINT); the output so far is flushed
+  When several apply, the highest wins.";
+
+/// Normalize the NDJSON streams of coding-agent CLIs into one event vocabulary.
+#[derive(Debug, Parser)]
+#[command(name = "agentnorm", version, after_help = EXAMPLES, args_conflicts_with_subcommands = true)]
+pub struct Cli {
+    /// What to do besides normalizing.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// Normalizer options.
+    #[command(flatten)]
+    pub norm: NormalizeArgs,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Print "<dialect>\t<path>" for each input: the first dialect detected, `unknown` when none.
+    Detect {
+        /// Files or folders; none or "-" reads stdin.
+        paths: Vec<PathBuf>,
+    },
+    /// Print the JSON Schema of the output events.
+    Schema,
+}
+
+/// Options of the normalizer.
+#[derive(Debug, Args)]
+pub struct NormalizeArgs {
+    /// Files or folders (walked for *.jsonl and *.ndjson); none or "-" reads stdin.
+    pub paths: Vec<PathBuf>,
+    /// Force the input dialect instead of detecting it per frame.
+    #[arg(long, value_name = "NAME", value_parser = ["claude", "claude-transcript", "codex", "codex-legacy", "codex-rollout", "gemini", "opencode", "cursor"])]
+    pub dialect: Option<String>,
+    /// Write only these event types (comma-separated).
+    #[arg(long, value_name = "TYPE,...", value_delimiter = ',')]
+    pub only: Vec<String>,
+    /// Do not write these event types (comma-separated).
+    #[arg(long, value_name = "TYPE,...", value_delimiter = ',')]
+    pub exclude: Vec<String>,
+    /// Leave out `observed_at` (reproducible output).
+    #[arg(long)]
+    pub no_observed_at: bool,
+    /// Add the source line to every event as `raw`.
+    #[arg(long)]
+    pub raw: bool,
+    /// Exit 1 when any line ended as `unknown`.
+    #[arg(long)]
+    pub strict: bool,
+    /// Exit 3 when a turn failed or a stream ended with a turn open.
+    #[arg(long)]
+    pub fail_on_error: bool,
+    /// Lines longer than this become `unknown` `line_too_long` (default 64 MiB).
+    #[arg(long, value_name = "N", default_value_t = agentnorm::normalize::DEFAULT_MAX_LINE_BYTES)]
+    pub max_line_bytes: usize,
+}

@@ -1,0 +1,393 @@
+//! Claude Code `-p --output-format stream-json --verbose` (and Amp's Claude-compatible stream).
+//!
+//! The whole mapping of one Claude frame to event pieces. Claude writes one line per content
+//! block, each repeating its message's `usage`; with `--include-partial-messages` it also streams
+//! `stream_event` deltas and then repeats the text in the whole message. Both repeats are
+//! expressed as [`Piece`]s the fold resolves (once per `message.id`; text exactly once).
+
+use super::{Mapped, NO_ID, Piece, content_text, failure_kind, plan_items, subagent_status, summary, tool_kind};
+use crate::event::{
+    Envelope, Event, FailureKind, Level, SubagentOperation, SubagentStatus, Text, UnknownReason, Usage,
+};
+use crate::frame::Val;
+use crate::usage;
+
+/// Maps one Claude frame.
+pub fn map(f: Val<'_>, m: &mut Mapped) {
+    m.session_id = f.string_at("session_id");
+    m.parent_tool_id = f.string_at("parent_tool_use_id");
+    m.at = f.string_at("timestamp");
+    let Some(ty) = f.str_at("type") else {
+        return m.unknown(UnknownReason::UnrecognizedFrame, None);
+    };
+    m.frame = ty.to_owned();
+    match ty {
+        "system" => system(f, m),
+        "assistant" => assistant(f, m),
+        "user" => user(f, m),
+        "result" => result(f, m),
+        "stream_event" => stream_event(f, m),
+        "rate_limit_event" => rate_limit(f, m),
+        "control_response" | "control_request" | "keep_alive" | "active_goal" => m.heartbeat(),
+        _ => m.unknown(UnknownReason::UnrecognizedFrame, None),
+    }
+}
+
+fn env() -> Envelope {
+    Envelope::default()
+}
+
+fn system(f: Val<'_>, m: &mut Mapped) {
+    let Some(sub) = f.str_at("subtype") else {
+        return m.unknown(UnknownReason::MalformedFrame, None);
+    };
+    m.frame = format!("system/{sub}");
+    match sub {
+        "init" => {
+            if m.session_id.is_none() {
+                return m.unknown(UnknownReason::MalformedFrame, None);
+            }
+            let tools = f.array_at("tools").map(|a| {
+                a.filter_map(|t| t.str().or_else(|| t.str_at("name")).map(str::to_owned)).collect::<Vec<_>>()
+            });
+            m.push(Event::SessionStarted {
+                env: env(),
+                model: f.string_at("model"),
+                cwd: f.string_at("cwd"),
+                cli_version: f.string_at("claude_code_version"),
+                permission_mode: f.string_at("permissionMode"),
+                tools,
+                parent_session_id: None,
+            });
+        }
+        "api_retry" => {
+            let mut message = format!(
+                "API retry {}/{}",
+                f.u64_at("attempt").map_or("?".into(), |n| n.to_string()),
+                f.u64_at("max_retries").map_or("?".into(), |n| n.to_string())
+            );
+            if let Some(e) = f.str_at("error").or_else(|| f.path(&["error", "message"]).and_then(|v| v.str())) {
+                message.push_str(": ");
+                message.push_str(e);
+            }
+            if let Some(s) = f.u64_at("error_status") {
+                message.push_str(&format!(" (status {s})"));
+            }
+            m.push(super::diagnostic(Level::Warning, "claude.api_retry", message, Vec::new()));
+        }
+        "compact_boundary" => {
+            let meta = f.get("compact_metadata");
+            m.push(Event::Compacted {
+                env: env(),
+                trigger: meta.and_then(|x| x.string_at("trigger")),
+                pre_tokens: meta.and_then(|x| x.u64_at("pre_tokens")),
+                post_tokens: meta.and_then(|x| x.u64_at("post_tokens")),
+            });
+        }
+        "thinking_tokens" => m.push(Event::Reasoning { env: env(), text: None }),
+        "task_started" => subagent(f, m, SubagentOperation::Spawn, Some("running")),
+        "task_progress" => subagent(f, m, SubagentOperation::Update, Some("running")),
+        "task_updated" => {
+            let status = f.path(&["patch", "status"]).and_then(|s| s.str());
+            subagent(f, m, SubagentOperation::Update, status)
+        }
+        "task_notification" => subagent(f, m, SubagentOperation::Update, f.str_at("status")),
+        "status" | "background_tasks_changed" | "commands_changed" | "hook_started" | "hook_progress"
+        | "hook_response" | "files_persisted" | "memory_recall" => m.heartbeat(),
+        _ => m.unknown(UnknownReason::UnrecognizedFrame, None),
+    }
+}
+
+fn subagent(f: Val<'_>, m: &mut Mapped, operation: SubagentOperation, raw_status: Option<&str>) {
+    let Some(child_id) = f.string_at("task_id") else {
+        return m.unknown(UnknownReason::MalformedFrame, None);
+    };
+    let status = raw_status.map_or(SubagentStatus::Running, subagent_status);
+    m.push(Event::Subagent {
+        env: env(),
+        child_id,
+        operation,
+        status,
+        raw_status: raw_status.map(str::to_owned),
+        operation_id: f.string_at("tool_use_id"),
+        description: f.string_at("description"),
+        message: f.string_at("summary").or_else(|| f.string_at("prompt")),
+        background: f.bool_at("is_backgrounded"),
+    });
+}
+
+fn assistant(f: Val<'_>, m: &mut Mapped) {
+    let Some(msg) = f.get("message").filter(|v| v.is_object()) else {
+        return m.unknown(UnknownReason::MalformedFrame, None);
+    };
+    let message_id = msg.string_at("id");
+    let model = msg.str_at("model");
+    if let Some(blocks) = msg.array_at("content") {
+        for b in blocks {
+            block(b, &message_id, m);
+        }
+    } else if let Some(text) = msg.text_at("content") {
+        let event = Event::OutputDelta { env: env(), text, message_id: message_id.clone() };
+        m.pieces.push(Piece::WholeMessage { message_id: message_id.clone(), event });
+    }
+    // `<synthetic>` messages (local command output, API error notices) are no model request.
+    if model != Some("<synthetic>") {
+        if let Some(u) = msg.get("usage").filter(|u| u.is_object()) {
+            // The lines carry a start-of-message snapshot: its output count is not final.
+            let figures = Usage { output: None, ..usage::with_context(usage::claude(u)) };
+            let event = Event::Usage {
+                env: env(),
+                usage: figures,
+                model: model.map(str::to_owned),
+                message_id: message_id.clone(),
+                context_window: None,
+            };
+            m.pieces.push(Piece::MessageUsage { message_id, event });
+        }
+    }
+}
+
+fn block(b: Val<'_>, message_id: &Option<String>, m: &mut Mapped) {
+    let whole = |event| Piece::WholeMessage { message_id: message_id.clone(), event };
+    match b.str_at("type") {
+        Some("text") => {
+            if let Some(text) = b.text_at("text").filter(|t| !t.is_empty()) {
+                m.pieces.push(whole(Event::OutputDelta { env: env(), text, message_id: message_id.clone() }));
+            }
+        }
+        Some("thinking") => {
+            let text = b.text_at("thinking").filter(|t| !t.is_empty());
+            m.pieces.push(whole(Event::Reasoning { env: env(), text }));
+        }
+        Some("redacted_thinking") => m.pieces.push(whole(Event::Reasoning { env: env(), text: None })),
+        Some("tool_use" | "server_tool_use" | "mcp_tool_use") => tool_use(b, m),
+        Some("tool_result" | "web_search_tool_result" | "web_fetch_tool_result" | "mcp_tool_result"
+        | "code_execution_tool_result") => tool_result(b, m),
+        _ => {}
+    }
+}
+
+fn tool_use(b: Val<'_>, m: &mut Mapped) {
+    let name = b.str_at("name").unwrap_or("unknown");
+    let kind = tool_kind(name);
+    let input = b.get("input").filter(|v| !v.is_null());
+    m.push(Event::ToolStarted {
+        env: env(),
+        tool_id: b.string_at("id").unwrap_or_else(|| NO_ID.to_owned()),
+        name: name.to_owned(),
+        kind,
+        input: input.map(|v| v.to_json()),
+        summary: summary(kind, input),
+        synthetic: None,
+    });
+    match name {
+        "TodoWrite" => {
+            if let Some(items) = input.and_then(|i| i.get("todos")).and_then(plan_items) {
+                m.push(Event::PlanUpdated { env: env(), items });
+            }
+        }
+        "AskUserQuestion" => {
+            let questions = input.and_then(|i| i.get("questions"));
+            let prompt = questions
+                .and_then(|q| q.array())
+                .and_then(|mut a| a.next())
+                .and_then(|q| q.string_at("question"))
+                .or_else(|| input.and_then(|i| i.string_at("question")));
+            m.push(Event::NeedsInput { env: env(), prompt, questions: questions.map(|q| q.to_json()) });
+        }
+        _ => {}
+    }
+}
+
+fn tool_result(b: Val<'_>, m: &mut Mapped) {
+    let failed = b.bool_at("is_error").unwrap_or(false);
+    let output = b.get("content").and_then(content_text);
+    let error = if failed { Some(output.as_ref().map_or_else(|| "tool error".to_owned(), |t| t.as_str().into_owned())) } else { None };
+    m.push(Event::ToolCompleted {
+        env: env(),
+        tool_id: b.string_at("tool_use_id").unwrap_or_else(|| NO_ID.to_owned()),
+        name: None,
+        kind: None,
+        ok: !failed,
+        output,
+        exit_code: None,
+        error,
+        duration_ms: None,
+    });
+}
+
+fn user(f: Val<'_>, m: &mut Mapped) {
+    let Some(msg) = f.get("message").filter(|v| v.is_object()) else {
+        return m.unknown(UnknownReason::MalformedFrame, None);
+    };
+    // Compaction summaries and nudges the CLI writes as the user are not the user's words.
+    if f.bool_at("isSynthetic") == Some(true) {
+        m.frame = "user/synthetic".into();
+        return m.heartbeat();
+    }
+    let content = msg.get("content");
+    let mut texts: Vec<Text> = Vec::new();
+    if let Some(s) = content.and_then(|c| c.text()) {
+        texts.push(s);
+    } else if let Some(blocks) = content.and_then(|c| c.array()) {
+        for b in blocks {
+            match b.str_at("type") {
+                Some("tool_result") => tool_result(b, m),
+                Some("text") => texts.extend(b.text_at("text")),
+                Some(other) => texts.push(Text::from(format!("[{other}]"))),
+                None => {}
+            }
+        }
+    } else {
+        return m.unknown(UnknownReason::MalformedFrame, None);
+    }
+    if texts.is_empty() {
+        return;
+    }
+    let text = if texts.len() == 1 {
+        texts.remove(0)
+    } else {
+        Text::from(texts.iter().map(|t| t.as_str().into_owned()).collect::<Vec<_>>().join("\n"))
+    };
+    let s = text.as_str();
+    if s.starts_with("[Request interrupted by user") {
+        let reason = s.trim_matches(|c| c == '[' || c == ']').to_owned();
+        m.push(Event::Interrupt { env: env(), reason });
+    } else {
+        m.push(Event::UserMessage { env: env(), text });
+    }
+}
+
+fn result(f: Val<'_>, m: &mut Mapped) {
+    let subtype = f.str_at("subtype");
+    if let Some(s) = subtype {
+        m.frame = format!("result/{s}");
+    }
+    let failed = f.bool_at("is_error").unwrap_or_else(|| subtype.is_some_and(|s| s.starts_with("error")));
+    let usage = f.get("usage").map(usage::claude).and_then(usage::non_empty);
+    let cost_usd = f.f64_at("total_cost_usd");
+    let duration_ms = f.u64_at("duration_ms");
+    if !failed {
+        m.push(Event::TurnCompleted {
+            env: env(),
+            usage,
+            usage_scope: None,
+            cost_usd,
+            duration_ms,
+            num_turns: f.u64_at("num_turns"),
+            result: f.text_at("result"),
+            stop_reason: f.string_at("stop_reason"),
+        });
+        return;
+    }
+    let errors: Vec<&str> = f.array_at("errors").map(|a| a.filter_map(|e| e.str()).collect()).unwrap_or_default();
+    let error = f
+        .str_at("result")
+        .filter(|r| !r.is_empty())
+        .map(str::to_owned)
+        .or_else(|| (!errors.is_empty()).then(|| errors.join("; ")))
+        .or_else(|| subtype.map(str::to_owned))
+        .unwrap_or_else(|| "error".to_owned());
+    let kind = match (subtype, f.str_at("terminal_reason"), f.u64_at("api_error_status")) {
+        (Some("error_max_turns"), _, _) => FailureKind::MaxTurns,
+        (Some("error_max_budget_usd"), _, _) => FailureKind::UsageLimit,
+        (_, Some(t), _) if t.starts_with("aborted") => FailureKind::Aborted,
+        (_, _, Some(401 | 403)) => FailureKind::Auth,
+        (_, _, Some(429)) => FailureKind::UsageLimit,
+        _ => match failure_kind(&error) {
+            FailureKind::Other if f.get("api_error_status").is_some_and(|s| !s.is_null()) => FailureKind::ApiError,
+            k => k,
+        },
+    };
+    m.push(Event::TurnFailed { env: env(), error, kind: Some(kind), usage, usage_scope: None, cost_usd, duration_ms });
+}
+
+fn stream_event(f: Val<'_>, m: &mut Mapped) {
+    let Some(ev) = f.get("event").filter(|e| e.is_object()) else {
+        return m.unknown(UnknownReason::MalformedFrame, None);
+    };
+    let Some(ety) = ev.str_at("type") else {
+        return m.unknown(UnknownReason::MalformedFrame, None);
+    };
+    m.frame = format!("stream_event/{ety}");
+    match ety {
+        "message_start" => {
+            let msg = ev.get("message");
+            match msg.and_then(|x| x.string_at("id")) {
+                Some(message_id) => m.pieces.push(Piece::StreamStart {
+                    message_id,
+                    usage: msg.and_then(|x| x.get("usage")).map(usage::claude).unwrap_or_default(),
+                    model: msg.and_then(|x| x.string_at("model")),
+                }),
+                None => m.heartbeat(),
+            }
+        }
+        "content_block_delta" => {
+            let delta = ev.get("delta");
+            match delta.and_then(|d| d.str_at("type")) {
+                Some("text_delta") => match delta.and_then(|d| d.text_at("text")) {
+                    Some(text) if !text.is_empty() => {
+                        m.pieces.push(Piece::StreamText(Event::OutputDelta { env: env(), text, message_id: None }))
+                    }
+                    _ => m.heartbeat(),
+                },
+                Some("thinking_delta") => {
+                    let text = delta.and_then(|d| d.text_at("thinking")).filter(|t| !t.is_empty());
+                    m.pieces.push(Piece::StreamText(Event::Reasoning { env: env(), text }))
+                }
+                _ => m.heartbeat(),
+            }
+        }
+        "message_delta" => match ev.get("usage").filter(|u| u.is_object()) {
+            Some(u) => m.pieces.push(Piece::StreamUsage { usage: usage::claude(u) }),
+            None => m.heartbeat(),
+        },
+        "content_block_start" | "content_block_stop" | "message_stop" | "ping" => m.heartbeat(),
+        _ => m.unknown(UnknownReason::UnrecognizedFrame, None),
+    }
+}
+
+/// The first of `keys` present and not null (CLIs spell keys in camelCase or snake_case).
+fn pick<'t>(v: Val<'t>, keys: &[&str]) -> Option<Val<'t>> {
+    keys.iter().find_map(|k| v.get(k).filter(|x| !x.is_null()))
+}
+
+fn rate_limit(f: Val<'_>, m: &mut Mapped) {
+    let Some(info) = ["rate_limit_info", "rateLimitInfo", "rate_limit"].iter().find_map(|k| f.get(k).filter(|v| v.is_object()))
+    else {
+        return m.unknown(UnknownReason::MalformedFrame, None);
+    };
+    let window = pick(info, &["rateLimitType", "rate_limit_type"]).and_then(|v| v.str().map(str::to_owned));
+    let windows = pick(info, &["unifiedWindows", "unified_windows"]);
+    let own = window.as_deref().and_then(|w| windows.and_then(|ws| ws.get(w)));
+    let used = pick(info, &["utilization"]).or_else(|| own.and_then(|o| o.get("utilization"))).and_then(|v| v.f64());
+    let resets = pick(info, &["resetsAt", "resets_at"]).or_else(|| own.and_then(|o| pick(o, &["resetsAt", "resets_at"])));
+    let main = window.clone().unwrap_or_else(|| "primary".to_owned());
+    m.push(Event::RateLimit {
+        env: env(),
+        window_minutes: super::window_minutes(&main),
+        window: main.clone(),
+        status: pick(info, &["status"]).and_then(|v| v.str().map(str::to_owned)),
+        used_percent: used.map(super::percent),
+        resets_at: resets.and_then(super::reset_time),
+        overage_status: pick(info, &["overageStatus", "overage_status"]).and_then(|v| v.str().map(str::to_owned)),
+        using_overage: pick(info, &["isUsingOverage", "is_using_overage"]).and_then(|v| v.bool()),
+    });
+    if let Some(entries) = windows.and_then(|w| w.entries()) {
+        for (name, w) in entries {
+            if name == main {
+                continue;
+            }
+            m.push(Event::RateLimit {
+                env: env(),
+                window_minutes: super::window_minutes(name),
+                window: name.to_owned(),
+                status: pick(w, &["status"]).and_then(|v| v.str().map(str::to_owned)),
+                used_percent: w.f64_at("utilization").map(super::percent),
+                resets_at: pick(w, &["resetsAt", "resets_at"]).and_then(super::reset_time),
+                overage_status: None,
+                using_overage: None,
+            });
+        }
+    }
+}

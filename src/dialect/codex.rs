@@ -1,0 +1,329 @@
+//! OpenAI Codex `codex exec --json`: `thread.*`, `turn.*`, `item.*` and top-level `error`.
+//!
+//! The whole mapping of one Codex frame. Codex items have no argument object, so
+//! `tool_started.input` is built from the item's own fields; some items (file changes, web
+//! searches) have no start frame, so their completion line makes both events. Its usage is a
+//! running total for the whole thread (`usage_scope: "session"`). Also reads the 0.42-era shape
+//! (`session.created`, `item_type`, `assistant_message`).
+
+use super::{Mapped, NO_ID, Piece, content_text, diagnostic, failure_kind, plan_items, subagent_status, tool_kind};
+use crate::event::{
+    Envelope, Event, Json, Level, SubagentOperation, SubagentStatus, Text, ToolKind, UnknownReason, UsageScope,
+};
+use crate::frame::Val;
+use crate::usage;
+
+/// Maps one Codex frame.
+pub fn map(f: Val<'_>, m: &mut Mapped) {
+    let Some(ty) = f.str_at("type") else {
+        return m.unknown(UnknownReason::UnrecognizedFrame, None);
+    };
+    m.frame = ty.to_owned();
+    m.at = f.string_at("timestamp");
+    match ty {
+        "thread.started" | "session.created" => {
+            let Some(id) = f.string_at("thread_id").or_else(|| f.string_at("session_id")) else {
+                return m.unknown(UnknownReason::MalformedFrame, None);
+            };
+            m.session_id = Some(id);
+            m.pieces.push(Piece::ResetTools);
+            m.push(Event::SessionStarted {
+                env: env(),
+                model: None,
+                cwd: None,
+                cli_version: None,
+                permission_mode: None,
+                tools: None,
+                parent_session_id: None,
+            });
+        }
+        "turn.started" => m.push(Event::TurnStarted { env: env() }),
+        "turn.completed" => m.push(Event::TurnCompleted {
+            env: env(),
+            usage: f.get("usage").filter(|u| u.is_object()).map(usage::codex),
+            usage_scope: Some(UsageScope::Session),
+            cost_usd: None,
+            duration_ms: None,
+            num_turns: None,
+            result: None,
+            stop_reason: None,
+        }),
+        "turn.failed" => {
+            let error = f
+                .path(&["error", "message"])
+                .and_then(|v| v.str())
+                .or_else(|| f.str_at("error"))
+                .unwrap_or("turn failed")
+                .to_owned();
+            let usage = f.get("usage").filter(|u| u.is_object()).map(usage::codex);
+            m.push(Event::TurnFailed {
+                env: env(),
+                kind: Some(failure_kind(&error)),
+                error,
+                usage_scope: usage.map(|_| UsageScope::Session),
+                usage,
+                cost_usd: None,
+                duration_ms: None,
+            });
+        }
+        "error" => {
+            let message = f.str_at("message").unwrap_or("error").to_owned();
+            let retrying = {
+                let l = message.to_ascii_lowercase();
+                l.starts_with("reconnecting") || l.contains("retrying")
+            };
+            let (level, code) = if retrying { (Level::Warning, "codex.reconnecting") } else { (Level::Error, "codex.error") };
+            m.push(diagnostic(level, code, message, Vec::new()));
+        }
+        "request_user_input" => {
+            let questions = f.get("questions");
+            let prompt = questions.and_then(|q| q.array()).and_then(|mut a| a.next()).and_then(|q| q.string_at("question"));
+            m.push(Event::NeedsInput { env: env(), prompt, questions: questions.map(|q| q.to_json()) });
+        }
+        "item.plan.delta" => m.heartbeat(),
+        "item.started" | "item.updated" | "item.completed" => item(f, ty, m),
+        _ => m.unknown(UnknownReason::UnrecognizedFrame, None),
+    }
+}
+
+fn env() -> Envelope {
+    Envelope::default()
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Phase {
+    Started,
+    Updated,
+    Completed,
+}
+
+fn item(f: Val<'_>, ty: &str, m: &mut Mapped) {
+    let phase = match ty {
+        "item.started" => Phase::Started,
+        "item.updated" => Phase::Updated,
+        _ => Phase::Completed,
+    };
+    let Some(it) = f.get("item").filter(|v| v.is_object()) else {
+        return m.unknown(UnknownReason::MalformedFrame, None);
+    };
+    let Some(item_type) = it.str_at("type").or_else(|| it.str_at("item_type")) else {
+        return m.unknown(UnknownReason::MalformedFrame, None);
+    };
+    m.frame = format!("{ty}/{item_type}");
+    let id = it.string_at("id").unwrap_or_else(|| NO_ID.to_owned());
+    match item_type {
+        "agent_message" | "assistant_message" => match (phase, it.text_at("text")) {
+            (Phase::Completed, Some(text)) if !text.is_empty() => {
+                m.push(Event::OutputDelta { env: env(), text, message_id: None })
+            }
+            _ => m.heartbeat(),
+        },
+        "reasoning" => match phase {
+            Phase::Completed => {
+                let text = it.text_at("text").filter(|t| !t.is_empty());
+                m.push(Event::Reasoning { env: env(), text })
+            }
+            _ => m.heartbeat(),
+        },
+        "command_execution" => {
+            let command = it.str_at("command");
+            let input = command.map(|c| json_object(&[("command", c)]));
+            tool(m, phase, id, "command_execution", ToolKind::Shell, input, command.and_then(super::one_line));
+            if phase == Phase::Completed {
+                let exit_code = it.get("exit_code").and_then(|c| c.i64());
+                let status = it.str_at("status");
+                let ok = status != Some("failed") && status != Some("declined") && exit_code.is_none_or(|c| c == 0);
+                let error = (!ok).then(|| match (status, exit_code) {
+                    (Some("declined"), _) => "declined".to_owned(),
+                    (_, Some(c)) => format!("exit code {c}"),
+                    (s, None) => s.unwrap_or("failed").to_owned(),
+                });
+                m.push(completed(&it, ok, it.text_at("aggregated_output"), exit_code, error));
+            }
+        }
+        "file_change" => {
+            let changes = it.get("changes");
+            let input = changes.map(|c| wrap("changes", c));
+            let paths: Vec<&str> =
+                it.array_at("changes").map(|a| a.filter_map(|c| c.str_at("path")).collect()).unwrap_or_default();
+            let summary = (!paths.is_empty()).then(|| paths.join(", "));
+            tool(m, phase, id, "file_change", ToolKind::Edit, input, summary);
+            if phase == Phase::Completed {
+                let ok = it.str_at("status").is_none_or(|s| s == "completed");
+                let error = (!ok).then(|| it.str_at("status").unwrap_or("failed").to_owned());
+                m.push(completed(&it, ok, None, None, error));
+            }
+        }
+        "mcp_tool_call" => {
+            let server = it.str_at("server").unwrap_or("");
+            let name = it.str_at("tool").unwrap_or("unknown");
+            let input = Some(mcp_input(&it));
+            tool(m, phase, id, name, ToolKind::Mcp, input, Some(format!("{server}/{name}")));
+            if phase == Phase::Completed {
+                let error = it
+                    .path(&["error", "message"])
+                    .or_else(|| it.get("error"))
+                    .and_then(|e| e.str().map(str::to_owned));
+                let ok = error.is_none() && it.str_at("status").is_none_or(|s| s == "completed");
+                let output = it.path(&["result", "content"]).and_then(content_text);
+                let error = if ok { None } else { Some(error.unwrap_or_else(|| "failed".to_owned())) };
+                m.push(completed(&it, ok, output, None, error));
+            }
+        }
+        "web_search" => {
+            let query = it.str_at("query").filter(|q| !q.is_empty());
+            let input = query.map(|q| json_object(&[("query", q)]));
+            tool(m, phase, id, "web_search", ToolKind::WebSearch, input, query.and_then(super::one_line));
+            if phase == Phase::Completed {
+                m.push(completed(&it, true, None, None, None));
+            }
+        }
+        "todo_list" => {
+            if phase == Phase::Started {
+                tool(m, phase, id.clone(), "todo_list", ToolKind::Plan, None, None);
+            }
+            if let Some(items) = it.get("items").and_then(plan_items) {
+                m.push(Event::PlanUpdated { env: env(), items });
+            }
+            if phase == Phase::Completed {
+                tool(m, phase, id, "todo_list", ToolKind::Plan, None, None);
+                m.push(completed(&it, true, None, None, None));
+            }
+        }
+        "collab_tool_call" => collab(&it, phase, id, m),
+        "error" => {
+            let message = it.str_at("message").unwrap_or("error").to_owned();
+            m.push(diagnostic(Level::Warning, "codex.item_error", message, Vec::new()));
+        }
+        _ => m.unknown(UnknownReason::UnrecognizedFrame, None),
+    }
+}
+
+/// A `tool_started` for an item. Started and updated lines start it; a completed line starts it
+/// too, which the fold keeps only when the start was never seen (items without a start frame).
+fn tool(m: &mut Mapped, phase: Phase, id: String, name: &str, kind: ToolKind, input: Option<Json>, summary: Option<String>) {
+    let _ = phase;
+    m.push(Event::ToolStarted {
+        env: env(),
+        tool_id: id,
+        name: name.to_owned(),
+        kind,
+        input,
+        summary,
+        synthetic: None,
+    });
+}
+
+fn completed(it: &Val<'_>, ok: bool, output: Option<Text>, exit_code: Option<i64>, error: Option<String>) -> Event {
+    Event::ToolCompleted {
+        env: env(),
+        tool_id: it.string_at("id").unwrap_or_else(|| NO_ID.to_owned()),
+        name: None,
+        kind: None,
+        ok,
+        output,
+        exit_code,
+        error,
+        duration_ms: None,
+    }
+}
+
+fn collab(it: &Val<'_>, phase: Phase, id: String, m: &mut Mapped) {
+    let name = it.str_at("tool").unwrap_or("collab_tool_call");
+    let prompt = it.str_at("prompt");
+    let mut input = String::from("{\"tool\":");
+    crate::json::push_str_string(&mut input, name);
+    if let Some(p) = prompt {
+        input.push_str(",\"prompt\":");
+        crate::json::push_str_string(&mut input, p);
+    }
+    if let Some(r) = it.get("receiver_thread_ids") {
+        input.push_str(",\"receiver_thread_ids\":");
+        input.push_str(r.to_json().get());
+    }
+    input.push('}');
+    tool(m, phase, id.clone(), name, tool_kind(name), Some(Json::from_trusted(input)), prompt.and_then(super::one_line));
+    if phase != Phase::Completed {
+        return;
+    }
+    let call_status = it.str_at("status");
+    let ok = call_status.is_none_or(|s| s == "completed");
+    m.push(completed(it, ok, None, None, (!ok).then(|| call_status.unwrap_or("failed").to_owned())));
+    let operation = match name {
+        "spawn_agent" => SubagentOperation::Spawn,
+        "wait" | "resume_agent" => SubagentOperation::Wait,
+        "send_input" => SubagentOperation::Message,
+        "close_agent" => SubagentOperation::Close,
+        _ => SubagentOperation::Update,
+    };
+    let states = it.get("agents_states");
+    let mut children: Vec<String> =
+        it.array_at("receiver_thread_ids").map(|a| a.filter_map(|c| c.str().map(str::to_owned)).collect()).unwrap_or_default();
+    if let Some(entries) = states.and_then(|s| s.entries()) {
+        for (k, _) in entries {
+            if !children.iter().any(|c| c == k) {
+                children.push(k.to_owned());
+            }
+        }
+    }
+    for child in children {
+        let state = states.and_then(|s| s.get(&child));
+        let raw_status = state.and_then(|s| s.string_at("status"));
+        let status = match (&raw_status, ok) {
+            (Some(s), _) => subagent_status(s),
+            (None, true) => SubagentStatus::Running,
+            (None, false) => SubagentStatus::Failed,
+        };
+        m.push(Event::Subagent {
+            env: env(),
+            child_id: child,
+            operation,
+            status,
+            raw_status,
+            operation_id: (!id.is_empty()).then(|| id.clone()),
+            description: None,
+            message: state.and_then(|s| s.string_at("message")).or_else(|| prompt.map(str::to_owned)),
+            background: None,
+        });
+    }
+}
+
+fn json_object(pairs: &[(&str, &str)]) -> Json {
+    let mut s = String::from("{");
+    for (i, (k, v)) in pairs.iter().enumerate() {
+        if i > 0 {
+            s.push(',');
+        }
+        crate::json::push_str_string(&mut s, k);
+        s.push(':');
+        crate::json::push_str_string(&mut s, v);
+    }
+    s.push('}');
+    Json::from_trusted(s)
+}
+
+fn wrap(key: &str, v: Val<'_>) -> Json {
+    let mut s = String::from("{");
+    crate::json::push_str_string(&mut s, key);
+    s.push(':');
+    s.push_str(v.to_json().get());
+    s.push('}');
+    Json::from_trusted(s)
+}
+
+fn mcp_input(it: &Val<'_>) -> Json {
+    let mut s = String::from("{");
+    for (i, k) in ["server", "tool", "arguments"].iter().enumerate() {
+        if i > 0 {
+            s.push(',');
+        }
+        crate::json::push_str_string(&mut s, k);
+        s.push(':');
+        match it.get(k) {
+            Some(v) => s.push_str(v.to_json().get()),
+            None => s.push_str("null"),
+        }
+    }
+    s.push('}');
+    Json::from_trusted(s)
+}

@@ -1,0 +1,322 @@
+//! The dialect adapters: one file per CLI, each the whole mapping of one line to event pieces.
+//!
+//! An adapter is a pure function of one parsed frame (`map(frame) -> Vec<Piece>`): it holds no
+//! state, so it can run on any thread and in any chunk. What needs the stream's history (text
+//! already streamed, usage already counted for a message, tools already started) is expressed
+//! as a [`Piece`] that the ordered fold in [`crate::normalize`] resolves. The helpers every
+//! dialect needs (tool kinds, summaries, joining content blocks, failure kinds) live here once.
+
+pub mod claude;
+pub mod codex;
+
+use crate::event::{
+    Envelope, Event, FailureKind, Level, PlanItem, PlanStatus, SubagentStatus, Text, ToolKind, UnknownReason, Usage,
+};
+use crate::frame::Val;
+
+/// One result of mapping a frame, before the stream's state is applied.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Piece {
+    /// An event to write as is (the fold fills the envelope).
+    Event(Event),
+    /// Assistant text or reasoning from a whole message; dropped when the same message was
+    /// already streamed as partial deltas (the exactly-once invariant).
+    WholeMessage {
+        /// The message id, when the CLI gave one.
+        message_id: Option<String>,
+        /// The `output_delta` or `reasoning` event.
+        event: Event,
+    },
+    /// A partial message started (Claude `stream_event` `message_start`): its usage is emitted at
+    /// its `message_delta`, and its whole-message copies are dropped.
+    StreamStart {
+        /// The message id.
+        message_id: String,
+        /// The start-of-message usage (input and cache figures).
+        usage: Usage,
+        /// The model.
+        model: Option<String>,
+    },
+    /// A partial message's final usage (Claude `message_delta`).
+    StreamUsage {
+        /// The final figures (only `output` and `reasoning` are taken from here when the
+        /// start was seen).
+        usage: Usage,
+    },
+    /// One message's usage as repeated on each of its lines: emitted once per message id.
+    MessageUsage {
+        /// The message id; `None` makes every line its own message.
+        message_id: Option<String>,
+        /// The `usage` event.
+        event: Event,
+    },
+    /// Partial assistant text or reasoning (Claude `stream_event` deltas) of the message the
+    /// last `StreamStart` announced.
+    StreamText(Event),
+    /// A new session or process began: per-process ids (Codex `item_0`, …) start over.
+    ResetTools,
+}
+
+/// What an adapter makes of one frame.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Mapped {
+    /// The pieces, in output order.
+    pub pieces: Vec<Piece>,
+    /// The session id the frame names.
+    pub session_id: Option<String>,
+    /// The subagent's spawning tool call the frame names.
+    pub parent_tool_id: Option<String>,
+    /// The frame's own timestamp, as the CLI wrote it.
+    pub at: Option<String>,
+    /// The frame's name for `heartbeat` / `unknown` (`type`, or `type/subtype`).
+    pub frame: String,
+    /// Set when the frame is not understood.
+    pub unknown: Option<UnknownReason>,
+}
+
+impl Mapped {
+    /// Adds an event.
+    pub fn push(&mut self, e: Event) {
+        self.pieces.push(Piece::Event(e));
+    }
+
+    /// Adds a heartbeat named after the frame.
+    pub fn heartbeat(&mut self) {
+        let frame = self.frame.clone();
+        self.push(Event::heartbeat(frame));
+    }
+
+    /// Marks the frame as not understood; `frame` overrides the frame name.
+    pub fn unknown(&mut self, reason: UnknownReason, frame: Option<String>) {
+        if let Some(f) = frame {
+            self.frame = f;
+        }
+        self.unknown = Some(reason);
+    }
+}
+
+/// A diagnostic event; the fold fills `raw` with the source line.
+pub fn diagnostic(level: Level, code: &str, message: String, plugins: Vec<String>) -> Event {
+    let mut sorted = plugins.clone();
+    sorted.sort();
+    sorted.dedup();
+    let dedupe_key = if sorted.is_empty() { code.to_owned() } else { format!("{code}|{}", sorted.join("|")) };
+    Event::Diagnostic {
+        env: Envelope::default(),
+        level,
+        code: code.to_owned(),
+        message,
+        dedupe_key,
+        count: 1,
+        plugins: sorted,
+        raw: Text::from(""),
+        subsystem: None,
+        first_line: None,
+        last_line: None,
+    }
+}
+
+/// Maps a CLI's subagent / task status word onto the contract's.
+pub fn subagent_status(raw: &str) -> SubagentStatus {
+    match raw {
+        "pending" | "pending_init" | "queued" => SubagentStatus::Pending,
+        "completed" | "done" | "success" => SubagentStatus::Completed,
+        "failed" | "errored" | "error" | "not_found" => SubagentStatus::Failed,
+        "stopped" | "shutdown" | "killed" | "cancelled" | "canceled" | "interrupted" => SubagentStatus::Stopped,
+        _ => SubagentStatus::Running,
+    }
+}
+
+/// The length of a named rate-limit window.
+pub fn window_minutes(window: &str) -> Option<u64> {
+    match window {
+        "five_hour" => Some(300),
+        "seven_day" | "seven_day_opus" | "seven_day_sonnet" => Some(10_080),
+        _ => None,
+    }
+}
+
+/// A 0–1 fraction as a percentage, rounded to 1/100 so that `0.57` reads `57`, not `56.99999999999999`.
+pub fn percent(fraction: f64) -> f64 {
+    (fraction * 10_000.0).round() / 100.0
+}
+
+/// A reset time given as epoch seconds / milliseconds or as an RFC 3339 string.
+pub fn reset_time(v: Val<'_>) -> Option<String> {
+    match v.str() {
+        Some(s) => Some(s.to_owned()),
+        None => crate::time::from_epoch(v.f64()?),
+    }
+}
+
+impl From<Event> for Piece {
+    fn from(e: Event) -> Piece {
+        Piece::Event(e)
+    }
+}
+
+/// The tool id placeholder for a call that has none; the fold replaces it with `line:<n>`.
+pub const NO_ID: &str = "";
+
+/// Maps a tool name of any CLI onto a [`ToolKind`] (SPEC §3).
+pub fn tool_kind(name: &str) -> ToolKind {
+    if name.starts_with("mcp__") {
+        return ToolKind::Mcp;
+    }
+    match name {
+        "Bash" | "BashOutput" | "KillShell" | "KillBash" | "shell" | "local_shell" | "exec_command"
+        | "run_shell_command" | "command_execution" | "bash" => ToolKind::Shell,
+        "Read" | "NotebookRead" | "read_file" | "read_many_files" | "view_image" | "LS" | "list_directory" => {
+            ToolKind::Read
+        }
+        "Write" | "write_file" => ToolKind::Write,
+        "Edit" | "MultiEdit" | "NotebookEdit" | "apply_patch" | "replace" | "edit" | "file_change" => ToolKind::Edit,
+        "Grep" | "Glob" | "glob" | "grep" | "search_file_content" | "ToolSearch" => ToolKind::Search,
+        "WebFetch" | "web_fetch" => ToolKind::Fetch,
+        "WebSearch" | "web_search" | "google_web_search" => ToolKind::WebSearch,
+        "Task" | "Agent" | "spawn_agent" | "send_input" | "wait" | "close_agent" | "collab_tool_call" => ToolKind::Task,
+        "TodoWrite" | "update_plan" | "todo_list" | "ExitPlanMode" => ToolKind::Plan,
+        "AskUserQuestion" | "request_user_input" => ToolKind::Ask,
+        _ => ToolKind::Other,
+    }
+}
+
+/// A one-line human description of a call: the command, path, pattern, URL, query or task.
+pub fn summary(kind: ToolKind, input: Option<Val<'_>>) -> Option<String> {
+    let input = input?;
+    let keys: &[&str] = match kind {
+        ToolKind::Shell => &["command", "cmd"],
+        ToolKind::Read | ToolKind::Write | ToolKind::Edit => &["file_path", "path", "notebook_path", "absolute_path"],
+        ToolKind::Search => &["pattern", "query", "path"],
+        ToolKind::Fetch => &["url"],
+        ToolKind::WebSearch => &["query"],
+        ToolKind::Task => &["description", "subagent_type", "prompt"],
+        ToolKind::Ask => &["question"],
+        _ => &["description", "command", "path", "query", "url"],
+    };
+    let found = keys.iter().find_map(|k| {
+        let v = input.get(k)?;
+        if let Some(s) = v.str() {
+            return Some(s.to_owned());
+        }
+        // `command` may be an argv array.
+        let parts: Vec<&str> = v.array()?.filter_map(|p| p.str()).collect();
+        (!parts.is_empty()).then(|| parts.join(" "))
+    })?;
+    one_line(&found)
+}
+
+/// The first line of `s`, trimmed and cut to 200 characters; `None` when empty.
+pub fn one_line(s: &str) -> Option<String> {
+    let first = s.lines().map(str::trim).find(|l| !l.is_empty())?;
+    Some(first.chars().take(200).collect())
+}
+
+/// A content value as text: a string as is; an array of blocks with text blocks joined by `\n`
+/// and other blocks written as `[<block type>]` (SPEC §3 `tool_completed.output`).
+pub fn content_text(content: Val<'_>) -> Option<Text> {
+    if content.str().is_some() {
+        return content.text();
+    }
+    let blocks: Vec<Val<'_>> = content.array()?.collect();
+    if let [only] = blocks.as_slice() {
+        if only.str_at("type") == Some("text") {
+            return only.text_at("text");
+        }
+    }
+    let mut out = String::new();
+    for (i, b) in blocks.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        match (b.str_at("type"), b.str_at("text")) {
+            (Some("text") | None, Some(t)) => out.push_str(t),
+            (Some(t), _) => {
+                out.push('[');
+                out.push_str(t);
+                out.push(']');
+            }
+            (None, None) => out.push_str(b.str().unwrap_or("[block]")),
+        }
+    }
+    Some(Text::from(out))
+}
+
+/// Plan items from a list of `{content|text|step, status}` or `{text, completed}` entries.
+pub fn plan_items(list: Val<'_>) -> Option<Vec<PlanItem>> {
+    let items = list
+        .array()?
+        .filter_map(|it| {
+            let text = it.str_at("content").or_else(|| it.str_at("text")).or_else(|| it.str_at("step"))?;
+            let status = match (it.str_at("status"), it.bool_at("completed")) {
+                (Some("completed" | "done"), _) | (None, Some(true)) => PlanStatus::Completed,
+                (Some("in_progress" | "active"), _) => PlanStatus::InProgress,
+                _ => PlanStatus::Pending,
+            };
+            Some(PlanItem { text: text.to_owned(), status })
+        })
+        .collect();
+    Some(items)
+}
+
+/// Classifies a failure message.
+pub fn failure_kind(message: &str) -> FailureKind {
+    let m = message.to_ascii_lowercase();
+    if m.contains("usage limit") || m.contains("rate limit") || m.contains("out of credits") || m.contains("quota") {
+        FailureKind::UsageLimit
+    } else if m.contains("authenticat")
+        || m.contains("401")
+        || m.contains("unauthorized")
+        || m.contains("api key")
+        || m.contains("log in")
+        || m.contains("login")
+    {
+        FailureKind::Auth
+    } else if m.contains("max turns") || m.contains("max_turns") || m.contains("maximum number of turns") {
+        FailureKind::MaxTurns
+    } else if m.contains("interrupt") || m.contains("abort") || m.contains("cancel") {
+        FailureKind::Aborted
+    } else if m.contains("api error") || m.contains("api_error") || m.contains("status 5") || m.contains("overloaded") {
+        FailureKind::ApiError
+    } else {
+        FailureKind::Other
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::frame::Parser;
+
+    #[test]
+    fn kinds() {
+        assert_eq!(tool_kind("Bash"), ToolKind::Shell);
+        assert_eq!(tool_kind("mcp__github__search"), ToolKind::Mcp);
+        assert_eq!(tool_kind("MultiEdit"), ToolKind::Edit);
+        assert_eq!(tool_kind("Agent"), ToolKind::Task);
+        assert_eq!(tool_kind("Frobnicate"), ToolKind::Other);
+    }
+
+    #[test]
+    fn content_blocks_join() {
+        let mut p = Parser::default();
+        p.with_frame(br#"{"c":[{"type":"text","text":"a"},{"type":"image","source":{}},{"type":"text","text":"b"}]}"#, |v| {
+            assert_eq!(content_text(v.unwrap().get("c").unwrap()).unwrap().as_str(), "a\n[image]\nb");
+        });
+    }
+
+    #[test]
+    fn summaries_are_one_line() {
+        let mut p = Parser::default();
+        p.with_frame(br#"{"command":"\n  ls -la\necho hi"}"#, |v| {
+            assert_eq!(summary(ToolKind::Shell, v.ok()), Some("ls -la".into()));
+        });
+    }
+
+    #[test]
+    fn failure_kinds() {
+        assert_eq!(failure_kind("You've hit your usage limit."), FailureKind::UsageLimit);
+        assert_eq!(failure_kind("Failed to authenticate. API Error: 401"), FailureKind::Auth);
+        assert_eq!(failure_kind("something odd"), FailureKind::Other);
+    }
+}

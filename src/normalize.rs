@@ -1,0 +1,664 @@
+//! Lines in, events out: the line splitter, the stateless decode step and the ordered fold.
+//!
+//! The pipeline has two halves on purpose:
+//! - [`decode`] turns one line into a [`Decoded`] (parsed, detected, mapped by every adapter the
+//!   frame fits). It holds no stream state, so it can run on any thread and in any chunk.
+//! - [`Fold`] applies the stream's state in input order: dialect stickiness, session id, text
+//!   already streamed, usage already counted, tools already started, last rate-limit readings,
+//!   counters. It fills the envelope and hands events to a [`Sink`].
+//!
+//! [`Normalizer`] joins them for one stream fed in arbitrary byte chunks: it splits lines with
+//! memchr, handles CRLF, a BOM, blank lines, a last line without newline and lines over the
+//! size limit, and writes `run_started` / `run_ended`.
+
+use std::collections::{HashMap, HashSet};
+
+use base64::Engine as _;
+
+use crate::detect::{Detector, Fit, fit};
+use crate::dialect::{self, Mapped, Piece};
+use crate::event::{CONTRACT_VERSION, Dialect, Envelope, Event, Text, ToolKind, UnknownReason, Usage};
+use crate::frame::{NotFrame, Parser};
+use crate::sink::Sink;
+use crate::usage;
+
+/// Default `--max-line-bytes`: 64 MiB.
+pub const DEFAULT_MAX_LINE_BYTES: usize = 64 << 20;
+
+/// How a stream is normalized.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Force this dialect instead of detecting it.
+    pub dialect: Option<Dialect>,
+    /// The input's path, written as `source`.
+    pub source: Option<String>,
+    /// Write `observed_at` on every event.
+    pub observed_at: bool,
+    /// Add the source line as `raw` to every event.
+    pub raw: bool,
+    /// Which event types are written.
+    pub filter: TypeFilter,
+    /// Lines longer than this become `unknown` `line_too_long`.
+    pub max_line_bytes: usize,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            dialect: None,
+            source: None,
+            observed_at: true,
+            raw: false,
+            filter: TypeFilter::all(),
+            max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+        }
+    }
+}
+
+/// Which event types to write (`--only` / `--exclude`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TypeFilter(u32);
+
+impl TypeFilter {
+    /// Every type.
+    pub fn all() -> TypeFilter {
+        TypeFilter((1 << Event::TYPE_NAMES.len()) - 1)
+    }
+
+    /// Keeps only the named types; errors on a name outside the contract.
+    pub fn only(names: &[String]) -> Result<TypeFilter, String> {
+        let mut bits = 0;
+        for n in names {
+            bits |= TypeFilter::bit(n)?;
+        }
+        Ok(TypeFilter(bits))
+    }
+
+    /// Drops the named types.
+    pub fn exclude(self, names: &[String]) -> Result<TypeFilter, String> {
+        let mut bits = self.0;
+        for n in names {
+            bits &= !TypeFilter::bit(n)?;
+        }
+        Ok(TypeFilter(bits))
+    }
+
+    fn bit(name: &str) -> Result<u32, String> {
+        Event::TYPE_NAMES
+            .iter()
+            .position(|t| *t == name)
+            .map(|i| 1 << i)
+            .ok_or_else(|| format!("unknown event type `{name}` (one of: {})", Event::TYPE_NAMES.join(", ")))
+    }
+
+    /// Whether events of type `name` are written.
+    pub fn allows(&self, name: &str) -> bool {
+        TypeFilter::bit(name).is_ok_and(|b| self.0 & b != 0)
+    }
+}
+
+/// One line, decoded without any stream state.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Decoded {
+    /// Empty or whitespace only.
+    Blank,
+    /// Not a JSON object: stderr text, banners, broken or non-object JSON.
+    NotFrame {
+        /// Why it is not a frame.
+        reason: UnknownReason,
+        /// The diagnostic a recognised non-JSON line stands for.
+        diagnostic: Option<Event>,
+    },
+    /// A JSON object, with the mapping of every implemented dialect it fits.
+    Frame {
+        /// The dialects it fits.
+        fit: Fit,
+        /// The frame's `type` when it is a string.
+        frame_type: Option<String>,
+        /// One mapping per fitting dialect that has an adapter.
+        mapped: Vec<(Dialect, Mapped)>,
+    },
+}
+
+/// The dialects that have an adapter in this build.
+pub const IMPLEMENTED: [Dialect; 2] = [Dialect::Claude, Dialect::Codex];
+
+/// Decodes one line (no line ending). Stateless: `forced` is the `--dialect` option, not the
+/// stream's detected dialect.
+pub fn decode(parser: &mut Parser, line: &[u8], forced: Option<Dialect>) -> Decoded {
+    if line.iter().all(|b| b.is_ascii_whitespace()) {
+        return Decoded::Blank;
+    }
+    parser.with_frame(line, |r| match r {
+        Ok(frame) => {
+            let fit = match forced {
+                Some(d) => Fit::only(d),
+                None => fit(frame),
+            };
+            let mapped = fit
+                .iter()
+                .filter(|d| IMPLEMENTED.contains(d))
+                .map(|d| {
+                    let mut m = Mapped::default();
+                    match d {
+                        Dialect::Codex => dialect::codex::map(frame, &mut m),
+                        _ => dialect::claude::map(frame, &mut m),
+                    }
+                    (d, m)
+                })
+                .collect();
+            Decoded::Frame { fit, frame_type: frame.string_at("type"), mapped }
+        }
+        Err(NotFrame::NotObject) => Decoded::NotFrame { reason: UnknownReason::NotObject, diagnostic: None },
+        Err(NotFrame::Bad(reason)) => {
+            let diagnostic = if reason == UnknownReason::NotJson {
+                crate::stderr::recognize(&String::from_utf8_lossy(line))
+            } else {
+                None
+            };
+            Decoded::NotFrame { reason, diagnostic }
+        }
+    })
+}
+
+/// What a finished stream tells the caller, for the exit status.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Summary {
+    /// Lines read.
+    pub lines: u64,
+    /// Lines that ended as `unknown`.
+    pub unknown: u64,
+    /// A turn failed.
+    pub turn_failed: bool,
+    /// The stream ended with a turn open (never for saved logs).
+    pub turn_open: bool,
+    /// `run_ended.complete`: a final newline and no turn left open.
+    pub complete: bool,
+}
+
+/// The ordered fold: the stream's state, applied to decoded lines in input order.
+pub struct Fold {
+    opts: Options,
+    detector: Detector,
+    session_id: Option<String>,
+    sessions: HashSet<String>,
+    tools: HashMap<String, (String, ToolKind)>,
+    streamed: HashSet<String>,
+    usage_done: HashSet<String>,
+    stream_msg: Option<(String, Usage, Option<String>)>,
+    rate: HashMap<String, (Option<String>, Option<f64>)>,
+    turn_open: bool,
+    turn_failed: bool,
+    lines: u64,
+    events: u64,
+    unknown: u64,
+    unknown_frames: std::collections::BTreeMap<String, u64>,
+    observed_at: Option<String>,
+    pending: Vec<Event>,
+}
+
+impl Fold {
+    /// A fold for one stream.
+    pub fn new(opts: Options) -> Fold {
+        Fold {
+            detector: Detector::new(opts.dialect),
+            opts,
+            session_id: None,
+            sessions: HashSet::new(),
+            tools: HashMap::new(),
+            streamed: HashSet::new(),
+            usage_done: HashSet::new(),
+            stream_msg: None,
+            rate: HashMap::new(),
+            turn_open: false,
+            turn_failed: false,
+            lines: 0,
+            events: 0,
+            unknown: 0,
+            unknown_frames: Default::default(),
+            observed_at: None,
+            pending: Vec::new(),
+        }
+    }
+
+    /// Sets the `observed_at` time for the lines that follow (one reading per input read).
+    pub fn set_observed_at(&mut self, now: String) {
+        self.observed_at = Some(now);
+    }
+
+    /// Writes `run_started`.
+    pub fn start(&mut self, sink: &mut dyn Sink) {
+        let ev = Event::RunStarted {
+            env: Envelope::default(),
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+            contract: CONTRACT_VERSION,
+        };
+        self.emit(ev, None, sink);
+    }
+
+    /// Applies one decoded line (1-based `line_no`) and writes its events.
+    pub fn apply(&mut self, decoded: Decoded, line_no: u64, line: &[u8], sink: &mut dyn Sink) {
+        self.lines = line_no;
+        match decoded {
+            Decoded::Blank => {}
+            Decoded::NotFrame { reason, diagnostic } => {
+                let dialect = self.detector.current();
+                match diagnostic {
+                    Some(d) => self.emit_line(d, dialect, line_no, line, None, None, sink),
+                    None => self.unknown_line(reason, None, dialect, line_no, line, sink),
+                }
+            }
+            Decoded::Frame { fit, frame_type, mapped } => {
+                let chosen = if fit.is_empty() { None } else { self.detector.decide(fit) };
+                let Some(d) = chosen else {
+                    return self.unknown_line(UnknownReason::UnrecognizedFrame, frame_type, None, line_no, line, sink);
+                };
+                let Some(m) = mapped.into_iter().find(|(md, _)| *md == d).map(|(_, m)| m) else {
+                    // A dialect detected but not built yet.
+                    return self.unknown_line(UnknownReason::UnrecognizedFrame, frame_type, Some(d), line_no, line, sink);
+                };
+                self.frame(d, m, line_no, line, sink);
+            }
+        }
+    }
+
+    fn frame(&mut self, d: Dialect, m: Mapped, line_no: u64, line: &[u8], sink: &mut dyn Sink) {
+        if let Some(reason) = m.unknown {
+            let frame = (!m.frame.is_empty()).then_some(m.frame);
+            return self.unknown_line(reason, frame, Some(d), line_no, line, sink);
+        }
+        let mut new_session = false;
+        if let Some(id) = &m.session_id {
+            if self.session_id.as_deref() != Some(id.as_str()) {
+                self.session_id = Some(id.clone());
+            }
+        }
+        let mut out = std::mem::take(&mut self.pending);
+        for piece in m.pieces {
+            self.resolve(piece, line_no, &mut out, &mut new_session);
+        }
+        if out.is_empty() {
+            out.push(Event::heartbeat(m.frame.clone()));
+        }
+        let at = m.at.as_deref().map(normalize_at);
+        for ev in out.drain(..) {
+            self.emit_line(ev, Some(d), line_no, line, m.parent_tool_id.clone(), at.clone(), sink);
+        }
+        self.pending = out;
+    }
+
+    /// Resolves one piece against the stream state into zero or more events.
+    fn resolve(&mut self, piece: Piece, line_no: u64, out: &mut Vec<Event>, new_session: &mut bool) {
+        match piece {
+            Piece::Event(ev) => self.event(ev, line_no, out, new_session),
+            Piece::WholeMessage { message_id, event } => {
+                if !message_id.is_some_and(|id| self.streamed.contains(&id)) {
+                    self.event(event, line_no, out, new_session);
+                }
+            }
+            Piece::StreamStart { message_id, usage, model } => {
+                self.streamed.insert(message_id.clone());
+                self.stream_msg = Some((message_id, usage, model));
+            }
+            Piece::StreamText(mut ev) => {
+                if let (Event::OutputDelta { message_id, .. }, Some((id, _, _))) = (&mut ev, &self.stream_msg) {
+                    *message_id = Some(id.clone());
+                }
+                self.event(ev, line_no, out, new_session);
+            }
+            Piece::StreamUsage { usage: fin } => {
+                let (message_id, figures, model) = match &self.stream_msg {
+                    Some((id, start, model)) => {
+                        if !self.usage_done.insert(id.clone()) {
+                            return;
+                        }
+                        // Input and cache figures from the message, the final output count here.
+                        let u = Usage {
+                            input: start.input.or(fin.input),
+                            cache_read: start.cache_read.or(fin.cache_read),
+                            cache_write: start.cache_write.or(fin.cache_write),
+                            output: fin.output,
+                            ..Usage::default()
+                        };
+                        (Some(id.clone()), u, model.clone())
+                    }
+                    None => (None, fin, None),
+                };
+                let usage = usage::with_context(figures);
+                self.event(
+                    Event::Usage { env: Envelope::default(), usage, model, message_id, context_window: None },
+                    line_no,
+                    out,
+                    new_session,
+                );
+            }
+            Piece::MessageUsage { message_id, event } => {
+                if let Some(id) = message_id {
+                    if self.streamed.contains(&id) || !self.usage_done.insert(id) {
+                        return;
+                    }
+                }
+                self.event(event, line_no, out, new_session);
+            }
+            Piece::ResetTools => {
+                self.tools.clear();
+                *new_session = true;
+            }
+        }
+    }
+
+    fn event(&mut self, mut ev: Event, line_no: u64, out: &mut Vec<Event>, new_session: &mut bool) {
+        match &mut ev {
+            Event::SessionStarted { .. } => {
+                let Some(id) = self.session_id.clone() else { return };
+                // Claude repeats `system/init` every turn: one session_started per session.
+                if !self.sessions.insert(id) && !*new_session {
+                    return;
+                }
+            }
+            Event::ToolStarted { tool_id, name, kind, .. } => {
+                if tool_id.is_empty() {
+                    *tool_id = format!("line:{line_no}");
+                }
+                if self.tools.contains_key(tool_id.as_str()) {
+                    // A second start of a started call (or the start a completion line carries for
+                    // CLIs without start frames): nothing new. The line's heartbeat covers it.
+                    return;
+                }
+                self.tools.insert(tool_id.clone(), (name.clone(), *kind));
+            }
+            Event::ToolCompleted { tool_id, name, kind, .. } => {
+                if tool_id.is_empty() {
+                    *tool_id = format!("line:{line_no}");
+                }
+                match self.tools.get(tool_id.as_str()) {
+                    Some((n, k)) => {
+                        name.get_or_insert_with(|| n.clone());
+                        kind.get_or_insert(*k);
+                    }
+                    None => {
+                        let n = name.clone().unwrap_or_else(|| "unknown".to_owned());
+                        let k = kind.unwrap_or(ToolKind::Other);
+                        self.tools.insert(tool_id.clone(), (n.clone(), k));
+                        out.push(Event::ToolStarted {
+                            env: Envelope::default(),
+                            tool_id: tool_id.clone(),
+                            name: n,
+                            kind: k,
+                            input: None,
+                            summary: None,
+                            synthetic: Some(true),
+                        });
+                    }
+                }
+            }
+            Event::RateLimit { window, status, used_percent, .. } => {
+                let reading = (status.clone(), *used_percent);
+                if self.rate.get(window.as_str()) == Some(&reading) {
+                    return;
+                }
+                self.rate.insert(window.clone(), reading);
+            }
+            _ => {}
+        }
+        match &ev {
+            Event::TurnStarted { .. }
+            | Event::OutputDelta { .. }
+            | Event::Reasoning { .. }
+            | Event::ToolStarted { .. }
+            | Event::ToolCompleted { .. }
+            | Event::Usage { .. } => self.turn_open = true,
+            Event::TurnCompleted { .. } | Event::Interrupt { .. } => self.turn_open = false,
+            Event::TurnFailed { .. } => {
+                self.turn_open = false;
+                self.turn_failed = true;
+            }
+            _ => {}
+        }
+        out.push(ev);
+    }
+
+    fn unknown_line(
+        &mut self,
+        reason: UnknownReason,
+        frame: Option<String>,
+        dialect: Option<Dialect>,
+        line_no: u64,
+        line: &[u8],
+        sink: &mut dyn Sink,
+    ) {
+        if reason == UnknownReason::UnrecognizedFrame {
+            let key = frame.clone().unwrap_or_else(|| "(no type)".to_owned());
+            *self.unknown_frames.entry(key).or_insert(0) += 1;
+        }
+        let ev = unknown_event(reason, frame, line);
+        self.emit_line(ev, dialect, line_no, line, None, None, sink);
+    }
+
+    /// Writes the `unknown` for a line over the size limit, from its first bytes.
+    pub fn too_long(&mut self, line_no: u64, head: &[u8], sink: &mut dyn Sink) {
+        self.lines = line_no;
+        let ev = Event::Unknown {
+            env: Envelope::default(),
+            reason: UnknownReason::LineTooLong,
+            frame: None,
+            sample: sample(head),
+            raw: None,
+            raw_base64: None,
+        };
+        let dialect = self.detector.current();
+        self.unknown += 1;
+        self.emit(ev, Some((line_no, dialect)), sink);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn emit_line(
+        &mut self,
+        mut ev: Event,
+        dialect: Option<Dialect>,
+        line_no: u64,
+        line: &[u8],
+        parent_tool_id: Option<String>,
+        at: Option<String>,
+        sink: &mut dyn Sink,
+    ) {
+        let with_raw = self.opts.raw;
+        match &mut ev {
+            Event::Diagnostic { raw, .. } => *raw = Text::from(String::from_utf8_lossy(line).into_owned()),
+            Event::Unknown { .. } => self.unknown += 1,
+            _ => {}
+        }
+        {
+            let env = ev.env_mut();
+            env.parent_tool_id = parent_tool_id;
+            env.at = at;
+            if with_raw && !matches!(ev, Event::Diagnostic { .. } | Event::Unknown { .. }) {
+                ev.env_mut().raw = Some(Text::from(String::from_utf8_lossy(line).into_owned()));
+            }
+        }
+        self.emit(ev, Some((line_no, dialect)), sink);
+    }
+
+    fn emit(&mut self, mut ev: Event, line: Option<(u64, Option<Dialect>)>, sink: &mut dyn Sink) {
+        if !self.opts.filter.allows(ev.type_name()) {
+            return;
+        }
+        let session_id = match &ev {
+            Event::RunStarted { .. } | Event::RunEnded { .. } => None,
+            _ => self.session_id.clone(),
+        };
+        let env = ev.env_mut();
+        if let Some((n, d)) = line {
+            env.line = Some(n);
+            env.dialect = d;
+        }
+        env.source = self.opts.source.clone();
+        env.session_id = session_id;
+        if self.opts.observed_at {
+            env.observed_at = Some(self.observed_at.get_or_insert_with(crate::time::now).clone());
+        }
+        if !matches!(ev, Event::RunEnded { .. }) {
+            self.events += 1;
+        }
+        sink.event(&ev);
+    }
+
+    /// Writes `run_ended` and says how the stream went. `ended_with_newline` is false when the
+    /// input stopped mid-line.
+    pub fn finish(&mut self, ended_with_newline: bool, sink: &mut dyn Sink) -> Summary {
+        let saved_log = self.detector.current().is_some_and(Dialect::is_saved_log);
+        let open = self.turn_open && !saved_log;
+        let complete = ended_with_newline && !open;
+        let ev = Event::RunEnded {
+            env: Envelope::default(),
+            lines: self.lines,
+            events: self.events,
+            unknown: self.unknown,
+            unknown_frames: (!self.unknown_frames.is_empty()).then(|| self.unknown_frames.clone()),
+            complete,
+        };
+        self.emit(ev, None, sink);
+        Summary { lines: self.lines, unknown: self.unknown, turn_failed: self.turn_failed, turn_open: open, complete }
+    }
+}
+
+/// A frame timestamp as RFC 3339: strings as written, epoch numbers converted.
+fn normalize_at(at: &str) -> String {
+    match at.parse::<f64>() {
+        Ok(n) => crate::time::from_epoch(n).unwrap_or_else(|| at.to_owned()),
+        Err(_) => at.to_owned(),
+    }
+}
+
+/// The first 200 characters of a line.
+fn sample(line: &[u8]) -> String {
+    String::from_utf8_lossy(line).chars().take(200).collect()
+}
+
+fn unknown_event(reason: UnknownReason, frame: Option<String>, line: &[u8]) -> Event {
+    let (raw, raw_base64) = match std::str::from_utf8(line) {
+        Ok(s) => (Text::from(s), None),
+        Err(_) => (
+            Text::from(String::from_utf8_lossy(line).into_owned()),
+            Some(base64::engine::general_purpose::STANDARD.encode(line)),
+        ),
+    };
+    Event::Unknown { env: Envelope::default(), reason, frame, sample: sample(line), raw: Some(raw), raw_base64 }
+}
+
+/// Normalizes one stream fed in arbitrary byte chunks.
+///
+/// ```
+/// use agentnorm::{Normalizer, Options, Event};
+/// let mut events: Vec<Event> = Vec::new();
+/// let mut n = Normalizer::new(Options { observed_at: false, ..Options::default() });
+/// n.feed(b"{\"type\":\"thread.started\",\"thread_id\":\"t1\"}\n{\"type\":\"turn.sta", &mut events);
+/// n.feed(b"rted\"}\n", &mut events);
+/// n.finish(&mut events);
+/// let types: Vec<&str> = events.iter().map(|e| e.type_name()).collect();
+/// assert_eq!(types, ["run_started", "session_started", "turn_started", "run_ended"]);
+/// ```
+pub struct Normalizer {
+    fold: Fold,
+    parser: Parser,
+    forced: Option<Dialect>,
+    max_line: usize,
+    carry: Vec<u8>,
+    /// Bytes of the line being skipped because it is over the limit (its head is in `carry`).
+    overlong: Option<u64>,
+    line_no: u64,
+    started: bool,
+}
+
+impl Normalizer {
+    /// A normalizer for one stream.
+    pub fn new(opts: Options) -> Normalizer {
+        Normalizer {
+            forced: opts.dialect,
+            max_line: opts.max_line_bytes.max(1),
+            fold: Fold::new(opts),
+            parser: Parser::default(),
+            carry: Vec::new(),
+            overlong: None,
+            line_no: 0,
+            started: false,
+        }
+    }
+
+    fn ensure_started(&mut self, sink: &mut dyn Sink) {
+        if !self.started {
+            self.started = true;
+            self.fold.start(sink);
+        }
+    }
+
+    /// Feeds the next bytes of the stream; writes the events of every line they complete.
+    pub fn feed(&mut self, mut chunk: &[u8], sink: &mut dyn Sink) {
+        self.ensure_started(sink);
+        if self.fold.opts.observed_at {
+            self.fold.set_observed_at(crate::time::now());
+        }
+        while !chunk.is_empty() {
+            let nl = memchr::memchr(b'\n', chunk);
+            let (part, rest, complete) = match nl {
+                Some(i) => (&chunk[..i], &chunk[i + 1..], true),
+                None => (chunk, &chunk[chunk.len()..], false),
+            };
+            chunk = rest;
+            if let Some(skipped) = &mut self.overlong {
+                *skipped += part.len() as u64;
+            } else if self.carry.is_empty() && complete && part.len() <= self.max_line {
+                // The common case: a whole line inside the chunk, no copy.
+                self.line(part, sink);
+                continue;
+            } else {
+                let room = self.max_line.saturating_sub(self.carry.len());
+                if part.len() > room {
+                    let head = 1024usize.saturating_sub(self.carry.len()).min(part.len());
+                    self.carry.extend_from_slice(&part[..head]);
+                    self.carry.truncate(1024);
+                    self.overlong = Some(part.len() as u64);
+                } else {
+                    self.carry.extend_from_slice(part);
+                }
+            }
+            if complete {
+                self.end_carried_line(sink);
+            }
+        }
+    }
+
+    fn end_carried_line(&mut self, sink: &mut dyn Sink) {
+        let carry = std::mem::take(&mut self.carry);
+        if self.overlong.take().is_some() {
+            self.line_no += 1;
+            self.fold.too_long(self.line_no, &carry, sink);
+        } else {
+            self.line(&carry, sink);
+        }
+        self.carry = carry;
+        self.carry.clear();
+    }
+
+    /// Normalizes one whole line (without its `\n`).
+    pub fn line(&mut self, mut line: &[u8], sink: &mut dyn Sink) {
+        self.ensure_started(sink);
+        self.line_no += 1;
+        if self.line_no == 1 {
+            line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+        }
+        line = line.strip_suffix(b"\r").unwrap_or(line);
+        let decoded = decode(&mut self.parser, line, self.forced);
+        self.fold.apply(decoded, self.line_no, line, sink);
+    }
+
+    /// Ends the stream: a last line without newline is read, then `run_ended` is written.
+    pub fn finish(&mut self, sink: &mut dyn Sink) -> Summary {
+        self.ensure_started(sink);
+        let mid_line = !self.carry.is_empty() || self.overlong.is_some();
+        if mid_line {
+            self.end_carried_line(sink);
+        }
+        self.fold.finish(!mid_line, sink)
+    }
+}
