@@ -93,7 +93,7 @@ pub fn fit(frame: Val<'_>) -> Fit {
         }
         "step_start" | "step_finish" | "text" | "reasoning" | "tool_use" | "done" => Fit::only(Dialect::Opencode),
         "tool_call" | "thinking" => Fit::only(Dialect::Cursor),
-        "stream_event" | "rate_limit_event" | "control_response" | "control_request" | "keep_alive" => {
+        "stream_event" | "rate_limit_event" | "control_response" | "control_request" | "keep_alive" | "active_goal" => {
             Fit::only(Dialect::Claude)
         }
         "system" | "assistant" | "user" | "result" => claude_or_cursor(frame, ty),

@@ -85,8 +85,8 @@ fn system(f: Val<'_>, m: &mut Mapped) {
             });
         }
         "thinking_tokens" => m.push(Event::Reasoning { env: env(), text: None }),
-        "task_started" => subagent(f, m, SubagentOperation::Spawn, Some("running")),
-        "task_progress" => subagent(f, m, SubagentOperation::Update, Some("running")),
+        "task_started" => subagent(f, m, SubagentOperation::Spawn, None),
+        "task_progress" => subagent(f, m, SubagentOperation::Update, None),
         "task_updated" => {
             let status = f.path(&["patch", "status"]).and_then(|s| s.str());
             subagent(f, m, SubagentOperation::Update, status)
