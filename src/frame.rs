@@ -56,8 +56,8 @@ impl Parser {
             Err(e) => e,
         };
         match self.slow_path(line, err) {
-            // Re-encoded input no longer has the line's offsets: no raw spans then.
-            Ok(same_offsets) => match self.parse_then(if same_offsets { line } else { &[] }, f) {
+            // Repaired or re-encoded bytes are not the line's: no raw spans then.
+            Ok(()) => match self.parse_then(&[], f) {
                 Ok(r) => r,
                 Err((_, f)) => f(Err(NotFrame::Bad(UnknownReason::InvalidJson))),
             },
@@ -75,7 +75,8 @@ impl Parser {
         let mut tape = std::mem::replace(&mut self.tape, Tape::null().reset()).reset();
         let r = match simd_json::fill_tape_padded(&mut self.scratch, len, &mut self.buffers, &mut tape) {
             Ok(()) => {
-                let root = Val { v: tape.as_value(), base, orig };
+                let structurals = self.buffers.structural_indexes();
+                let root = Val { v: tape.as_value(), base, orig, structurals };
                 Ok(if root.v.is_object() { f(Ok(root)) } else { f(Err(NotFrame::NotObject)) })
             }
             Err(e) => Err((matches!(e.error(), simd_json::ErrorType::DepthLimitExceeded), f)),
@@ -95,9 +96,9 @@ impl Parser {
     }
 
     /// A line simd-json refused: read it as SPEC §1 says if possible, leaving the bytes to parse
-    /// in the scratch buffer. `Ok(true)` when those bytes keep the line's offsets.
+    /// in the scratch buffer.
     #[cold]
-    fn slow_path(&mut self, line: &[u8], too_deep: bool) -> Result<bool, UnknownReason> {
+    fn slow_path(&mut self, line: &[u8], too_deep: bool) -> Result<(), UnknownReason> {
         if too_deep {
             return Err(UnknownReason::MalformedFrame);
         }
@@ -111,7 +112,7 @@ impl Parser {
                 self.load(&fixed);
                 if self.parse_scratch().is_ok() {
                     self.load(&fixed);
-                    return Ok(true);
+                    return Ok(());
                 }
             }
         }
@@ -121,7 +122,7 @@ impl Parser {
                 self.load(&bytes);
                 if self.parse_scratch().is_ok() {
                     self.load(&bytes);
-                    return Ok(false);
+                    return Ok(());
                 }
             }
         }
@@ -176,8 +177,12 @@ pub struct Val<'t> {
     v: simd_json::tape::Value<'t, 't>,
     /// Address of the scratch copy the tape's strings point into.
     base: usize,
-    /// The original line, to recover strings' escaped form.
+    /// The original line, to recover strings' escaped form (empty when the parsed bytes are
+    /// not the line's own).
     orig: &'t [u8],
+    /// simd-json's structural indexes of the line: where each string literal starts and what
+    /// follows it.
+    structurals: &'t [u32],
 }
 
 impl<'t> Val<'t> {
@@ -203,7 +208,7 @@ impl<'t> Val<'t> {
     }
 
     fn wrap(&self, v: simd_json::tape::Value<'t, 't>) -> Val<'t> {
-        Val { v, base: self.base, orig: self.orig }
+        Val { v, base: self.base, orig: self.orig, structurals: self.structurals }
     }
 
     /// The string, when this is one.
@@ -237,42 +242,24 @@ impl<'t> Val<'t> {
         self.get(key)?.text()
     }
 
-    /// The string literal of `s` in the original line, quotes included, when it can be found
-    /// and passed through safely.
+    /// The string literal of `s` in the original line, quotes included.
     fn quoted_span(&self, s: &str) -> Option<&'t [u8]> {
         // simd-json unescapes a string in place, starting right after its opening quote: the
-        // unescaped text's offset in the scratch copy is the literal's offset in the line.
-        let off = (s.as_ptr() as usize).checked_sub(self.base)?;
-        if off == 0 || off > self.orig.len() || self.orig[off - 1] != b'"' {
+        // unescaped text's offset in the scratch copy is the literal's offset in the line. The
+        // opening quote is a structural index; the next index is the character after the
+        // literal, so the closing quote is found without scanning the string again.
+        let open = (s.as_ptr() as usize).checked_sub(self.base)?.checked_sub(1)?;
+        if self.orig.get(open) != Some(&b'"') {
             return None;
         }
-        let rest = &self.orig[off..];
-        let mut i = 0;
-        let mut escaped = false;
-        loop {
-            let p = memchr::memchr2(b'"', b'\\', &rest[i..])?;
-            if rest[i + p] == b'\\' {
-                escaped = true;
-                i += p + 2;
-                if i > rest.len() {
-                    return None;
-                }
-            } else {
-                i += p;
-                break;
-            }
+        let i = self.structurals.binary_search(&u32::try_from(open).ok()?).ok()?;
+        let next = self.structurals.get(i + 1).map_or(self.orig.len(), |&n| n as usize);
+        let mut close = next.checked_sub(1)?;
+        while close > open && self.orig.get(close).is_some_and(|b| b.is_ascii_whitespace()) {
+            close -= 1;
         }
-        let span = &rest[..i];
-        if escaped {
-            // Lone surrogates were repaired in the scratch copy only; and anything odd means
-            // the re-escaped form is the safe one.
-            if memchr::memmem::find(span, b"\\ud").is_some() || memchr::memmem::find(span, b"\\uD").is_some() || span.len() < s.len() {
-                return None;
-            }
-        } else if span != s.as_bytes() {
-            return None;
-        }
-        Some(&self.orig[off - 1..off + i + 1])
+        (close > open && self.orig.get(close) == Some(&b'"') && close - open > s.len())
+            .then(|| &self.orig[open..=close])
     }
 
     /// An unsigned integer (also from a non-negative float with no fraction).
@@ -337,8 +324,8 @@ impl<'t> Val<'t> {
     /// The elements, when this is an array.
     pub fn array(&self) -> Option<impl Iterator<Item = Val<'t>> + use<'t>> {
         let arr = self.v.as_array()?;
-        let (base, orig) = (self.base, self.orig);
-        Some(arr.iter().map(move |v| Val { v, base, orig }))
+        let (base, orig, structurals) = (self.base, self.orig, self.structurals);
+        Some(arr.iter().map(move |v| Val { v, base, orig, structurals }))
     }
 
     /// `get(key)` as an array.
@@ -349,8 +336,8 @@ impl<'t> Val<'t> {
     /// The key/value pairs, when this is an object (duplicates included, in input order).
     pub fn entries(&self) -> Option<impl Iterator<Item = (&'t str, Val<'t>)> + use<'t>> {
         let obj = self.v.as_object()?;
-        let (base, orig) = (self.base, self.orig);
-        Some(obj.iter().map(move |(k, v)| (k, Val { v, base, orig })))
+        let (base, orig, structurals) = (self.base, self.orig, self.structurals);
+        Some(obj.iter().map(move |(k, v)| (k, Val { v, base, orig, structurals })))
     }
 
     /// The value as compact JSON (duplicate keys collapsed, last wins).
@@ -432,7 +419,7 @@ mod tests {
     #[test]
     fn long_strings_keep_their_escaped_form() {
         let body = "line\\n\\\"quoted\\\" caf\\u00e9 ".repeat(20);
-        let line = format!(r#"{{"a":"short\n","b":"{body}"}}"#);
+        let line = format!(r#"{{"a":"short\n", "b" : "{body}" , "c":["{body}" ] }}"#);
         with(&line, |v| {
             let t = v.text_at("b").unwrap();
             let mut out = Vec::new();
@@ -443,6 +430,8 @@ mod tests {
             let s = String::from_utf8(out).unwrap();
             assert!(s.contains(&body), "raw bytes passed through");
             assert_eq!(t.as_str(), v.str_at("b").unwrap());
+            let in_array = v.get("c").unwrap().array().unwrap().next().unwrap().text().unwrap();
+            assert_eq!(in_array.as_str(), v.str_at("b").unwrap());
         });
     }
 

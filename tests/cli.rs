@@ -1,0 +1,252 @@
+//! The command line as a user meets it: exit codes, broken pipe, line endings, inputs.
+
+use std::io::{Read, Write};
+use std::process::{Command, Output, Stdio};
+
+fn bin() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_agentnorm"));
+    c.current_dir(env!("CARGO_MANIFEST_DIR"));
+    c
+}
+
+/// Runs agentnorm with `args`, `input` on stdin.
+fn run(args: &[&str], input: &[u8]) -> Output {
+    let mut child = bin().args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    out
+}
+
+fn events(out: &Output) -> Vec<serde_json::Value> {
+    String::from_utf8(out.stdout.clone()).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+const CODEX_OK: &str = r#"{"type":"thread.started","thread_id":"t1"}
+{"type":"turn.started"}
+{"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":"done"}}
+{"type":"turn.completed","usage":{"input_tokens":10,"cached_input_tokens":4,"output_tokens":3}}
+"#;
+
+#[test]
+fn success_is_exit_0_and_every_line_is_named() {
+    let out = run(&["--no-observed-at"], CODEX_OK.as_bytes());
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stderr.is_empty());
+    let evs = events(&out);
+    assert_eq!(evs.first().unwrap()["type"], "run_started");
+    let end = evs.last().unwrap();
+    assert_eq!(end["type"], "run_ended");
+    assert_eq!(end["lines"], 4);
+    assert_eq!(end["complete"], true);
+    for n in 1..=4 {
+        assert!(evs.iter().any(|e| e["line"] == n), "line {n} named");
+    }
+    assert!(evs.iter().all(|e| e.get("observed_at").is_none()));
+}
+
+#[test]
+fn observed_at_is_written_by_default() {
+    let out = run(&[], CODEX_OK.as_bytes());
+    let evs = events(&out);
+    let at = evs[1]["observed_at"].as_str().unwrap();
+    assert!(at.ends_with('Z') && at.len() == 24, "{at}");
+}
+
+#[test]
+fn strict_exits_1_on_unknown_lines() {
+    let input = format!("{CODEX_OK}not json at all\n");
+    assert_eq!(run(&[], input.as_bytes()).status.code(), Some(0));
+    let out = run(&["--strict"], input.as_bytes());
+    assert_eq!(out.status.code(), Some(1));
+    let evs = events(&out);
+    let unknown = evs.iter().find(|e| e["type"] == "unknown").unwrap();
+    assert_eq!(unknown["reason"], "not_json");
+    assert_eq!(unknown["dialect"], "codex", "a non-JSON line carries the stream's dialect");
+    assert_eq!(evs.last().unwrap()["unknown"], 1);
+}
+
+#[test]
+fn fail_on_error_exits_3_on_failed_or_open_turns() {
+    let failed = "{\"type\":\"thread.started\",\"thread_id\":\"t\"}\n{\"type\":\"turn.started\"}\n{\"type\":\"turn.failed\",\"error\":{\"message\":\"boom\"}}\n";
+    assert_eq!(run(&[], failed.as_bytes()).status.code(), Some(0));
+    assert_eq!(run(&["--fail-on-error"], failed.as_bytes()).status.code(), Some(3));
+    let open = "{\"type\":\"thread.started\",\"thread_id\":\"t\"}\n{\"type\":\"turn.started\"}\n";
+    let out = run(&["--fail-on-error"], open.as_bytes());
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(events(&out).last().unwrap()["complete"], false);
+    assert_eq!(run(&["--fail-on-error"], CODEX_OK.as_bytes()).status.code(), Some(0));
+}
+
+#[test]
+fn bad_usage_exits_2() {
+    let out = run(&["--only", "no_such_type"], b"");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no_such_type"));
+    assert_eq!(run(&["--dialect", "klingon"], b"").status.code(), Some(2));
+}
+
+#[test]
+fn unreadable_input_exits_2_and_the_others_are_processed() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good.jsonl");
+    std::fs::write(&good, CODEX_OK).unwrap();
+    let missing = dir.path().join("missing.jsonl");
+    let out = run(&["--no-observed-at", missing.to_str().unwrap(), good.to_str().unwrap()], b"");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("missing.jsonl"));
+    let evs = events(&out);
+    assert_eq!(evs.iter().filter(|e| e["type"] == "run_started").count(), 1);
+    assert_eq!(evs[0]["source"], good.to_str().unwrap());
+}
+
+#[test]
+fn broken_pipe_is_a_normal_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.jsonl");
+    let mut f = std::fs::File::create(&big).unwrap();
+    for i in 0..100_000 {
+        writeln!(f, r#"{{"type":"item.completed","item":{{"id":"i{i}","type":"agent_message","text":"some text {i}"}}}}"#).unwrap();
+    }
+    drop(f);
+    let mut child = bin().arg(&big).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = [0u8; 64];
+    stdout.read_exact(&mut first).unwrap();
+    drop(stdout); // like `| head -c 64`
+    let mut stderr = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0));
+    assert_eq!(stderr, "");
+}
+
+#[test]
+fn crlf_blank_lines_and_a_missing_last_newline() {
+    let input = "{\"type\":\"thread.started\",\"thread_id\":\"t\"}\r\n\r\n   \n{\"type\":\"turn.started\"}";
+    let out = run(&["--no-observed-at"], input.as_bytes());
+    let evs = events(&out);
+    assert_eq!(evs[1]["type"], "session_started");
+    assert_eq!(evs[1]["session_id"], "t", "the \\r is not part of the frame");
+    assert_eq!(evs[2]["type"], "turn_started");
+    assert_eq!(evs[2]["line"], 4);
+    let end = evs.last().unwrap();
+    assert_eq!(end["lines"], 4);
+    assert_eq!(end["complete"], false, "no final newline");
+    assert_eq!(evs.len(), 4, "blank lines yield nothing");
+}
+
+#[test]
+fn a_bom_is_skipped() {
+    let out = run(&["--no-observed-at"], b"\xEF\xBB\xBF{\"type\":\"turn.started\"}\n");
+    assert_eq!(events(&out)[1]["type"], "turn_started");
+}
+
+#[test]
+fn only_and_exclude_filter_every_type() {
+    let out = run(&["--no-observed-at", "--only", "output_delta,run_ended"], CODEX_OK.as_bytes());
+    let types: Vec<_> = events(&out).iter().map(|e| e["type"].as_str().unwrap().to_owned()).collect();
+    assert_eq!(types, ["output_delta", "run_ended"]);
+    assert_eq!(events(&out).last().unwrap()["events"], 1, "events counts what was written");
+    let out = run(&["--no-observed-at", "--exclude", "run_started,run_ended"], CODEX_OK.as_bytes());
+    assert!(events(&out).iter().all(|e| e["type"] != "run_started" && e["type"] != "run_ended"));
+}
+
+#[test]
+fn raw_adds_the_source_line() {
+    let out = run(&["--no-observed-at", "--raw"], CODEX_OK.as_bytes());
+    let evs = events(&out);
+    let first_line = CODEX_OK.lines().next().unwrap();
+    assert_eq!(evs[1]["raw"], first_line);
+}
+
+#[test]
+fn max_line_bytes_bounds_a_line() {
+    let long = format!("{{\"type\":\"turn.started\",\"pad\":\"{}\"}}\n{{\"type\":\"turn.started\"}}\n", "x".repeat(5000));
+    let out = run(&["--no-observed-at", "--max-line-bytes", "1000"], long.as_bytes());
+    let evs = events(&out);
+    assert_eq!(evs[1]["type"], "unknown");
+    assert_eq!(evs[1]["reason"], "line_too_long");
+    assert_eq!(evs[1]["line"], 1);
+    assert!(evs[1].get("raw").is_none());
+    assert_eq!(evs[2]["type"], "turn_started");
+    assert_eq!(evs[2]["line"], 2);
+}
+
+#[test]
+fn dialect_can_be_forced() {
+    let out = run(&["--no-observed-at", "--dialect", "claude"], CODEX_OK.as_bytes());
+    let evs = events(&out);
+    assert!(evs.iter().filter(|e| e.get("line").is_some()).all(|e| e["type"] == "unknown"));
+}
+
+#[test]
+fn folders_are_walked_in_sorted_order() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join(".hidden/2026")).unwrap();
+    std::fs::write(dir.path().join("b.jsonl"), CODEX_OK).unwrap();
+    std::fs::write(dir.path().join(".hidden/2026/a.ndjson"), CODEX_OK).unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "not a log").unwrap();
+    let out = run(&["--no-observed-at", dir.path().to_str().unwrap()], b"");
+    assert_eq!(out.status.code(), Some(0));
+    let sources: Vec<String> = events(&out)
+        .iter()
+        .filter(|e| e["type"] == "run_started")
+        .map(|e| e["source"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(sources.len(), 2);
+    assert!(sources[0].ends_with(".hidden/2026/a.ndjson"));
+    assert!(sources[1].ends_with("b.jsonl"));
+}
+
+#[test]
+fn detect_names_each_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let codex = dir.path().join("c.jsonl");
+    std::fs::write(&codex, CODEX_OK).unwrap();
+    let claude = dir.path().join("k.jsonl");
+    std::fs::write(&claude, "Reading prompt...\n{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s\",\"tools\":[]}\n").unwrap();
+    let empty = dir.path().join("e.jsonl");
+    std::fs::write(&empty, "").unwrap();
+    let out = bin().args(["detect"]).args([&codex, &claude, &empty]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], format!("codex\t{}", codex.display()));
+    assert_eq!(lines[1], format!("claude\t{}", claude.display()));
+    assert_eq!(lines[2], format!("unknown\t{}", empty.display()));
+}
+
+#[test]
+fn schema_names_every_event_type() {
+    let out = bin().arg("schema").output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let schema: serde_json::Value = serde_json::from_str(&text).unwrap();
+    for t in agentnorm::Event::TYPE_NAMES {
+        assert!(text.contains(&format!("\"{t}\"")), "{t} in schema");
+    }
+    assert!(schema.is_object());
+}
+
+#[test]
+fn stderr_lines_become_diagnostics() {
+    let input = format!(
+        "{}2026-04-09T14:20:45.537513Z  WARN codex_core::plugins::manager: failed to load plugin: plugin is not installed plugin=\"github@openai-curated\" path=/tmp/plugin\n",
+        CODEX_OK
+    );
+    let out = run(&["--no-observed-at"], input.as_bytes());
+    let evs = events(&out);
+    let d = evs.iter().find(|e| e["type"] == "diagnostic").unwrap();
+    assert_eq!(d["code"], "codex.plugin.not-installed");
+    assert_eq!(d["dedupe_key"], "codex.plugin.not-installed|github@openai-curated");
+    assert_eq!(d["plugins"], serde_json::json!(["github@openai-curated"]));
+    assert_eq!(d["level"], "warning");
+    assert_eq!(d["count"], 1);
+    assert_eq!(d["line"], 5);
+    assert_eq!(d["dialect"], "codex");
+}
