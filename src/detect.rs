@@ -55,10 +55,11 @@ impl Fit {
 pub fn fit(frame: Val<'_>) -> Fit {
     let ty = frame.str_at("type");
     // Legacy Codex: {"id", "msg": {"type"}} (and its leading config / prompt lines).
-    if let Some(msg) = frame.get("msg") {
-        if msg.is_object() && msg.str_at("type").is_some() {
-            return Fit::only(Dialect::CodexLegacy);
-        }
+    if let Some(msg) = frame.get("msg")
+        && msg.is_object()
+        && msg.str_at("type").is_some()
+    {
+        return Fit::only(Dialect::CodexLegacy);
     }
     // Codex rollout: {"timestamp","type","payload"}.
     if frame.get("payload").is_some_and(|p| p.is_object())
@@ -88,7 +89,9 @@ pub fn fit(frame: Val<'_>) -> Fit {
             }
         }
         "summary" | "file-history-snapshot" | "queue-operation" | "last-prompt" => Fit::only(Dialect::ClaudeTranscript),
-        "init" | "message" | "tool_use" | "tool_result" if frame.get("sessionID").is_none() && frame.get("part").is_none() => {
+        "init" | "message" | "tool_use" | "tool_result"
+            if frame.get("sessionID").is_none() && frame.get("part").is_none() =>
+        {
             Fit::only(Dialect::Gemini)
         }
         "step_start" | "step_finish" | "text" | "reasoning" | "tool_use" | "done" => Fit::only(Dialect::Opencode),
@@ -115,7 +118,9 @@ fn claude_or_cursor(frame: Val<'_>, ty: &str) -> Fit {
         || frame.get("model_call_id").is_some()
         || (ty == "system" && frame.get("apiKeySource").is_some())
         || (ty == "result"
-            && frame.get("usage").is_some_and(|u| u.get("inputTokens").is_some() || u.get("cacheReadTokens").is_some()));
+            && frame
+                .get("usage")
+                .is_some_and(|u| u.get("inputTokens").is_some() || u.get("cacheReadTokens").is_some()));
     if cursor_mark {
         return Fit::only(Dialect::Cursor);
     }

@@ -117,13 +117,13 @@ impl Parser {
             }
         }
         // serde_json accepts a few documents simd-json refuses: re-encode what it reads.
-        if starts_structured {
-            if let Ok(bytes) = serde_json::from_slice::<serde_json::Value>(line).and_then(|v| serde_json::to_vec(&v)) {
+        if starts_structured
+            && let Ok(bytes) = serde_json::from_slice::<serde_json::Value>(line).and_then(|v| serde_json::to_vec(&v))
+        {
+            self.load(&bytes);
+            if self.parse_scratch().is_ok() {
                 self.load(&bytes);
-                if self.parse_scratch().is_ok() {
-                    self.load(&bytes);
-                    return Ok(());
-                }
+                return Ok(());
             }
         }
         Err(bad)
@@ -156,7 +156,11 @@ fn repair_surrogates(buf: &mut [u8]) -> bool {
             continue;
         };
         if (0xD800..0xDC00).contains(&cp) {
-            let low = if buf.get(at + 6) == Some(&b'\\') && buf.get(at + 7) == Some(&b'u') { hex4(&buf[at + 8..]) } else { None };
+            let low = if buf.get(at + 6) == Some(&b'\\') && buf.get(at + 7) == Some(&b'u') {
+                hex4(&buf[at + 8..])
+            } else {
+                None
+            };
             if low.is_some_and(|l| (0xDC00..0xE000).contains(&l)) {
                 i = at + 12;
                 continue;
@@ -229,10 +233,10 @@ impl<'t> Val<'t> {
     /// The string as [`Text`]; long strings keep the input's escaped bytes.
     pub fn text(&self) -> Option<Text> {
         let s = self.str()?;
-        if s.len() >= RAW_MIN {
-            if let Some(quoted) = self.quoted_span(s) {
-                return Some(Text::from_quoted(quoted));
-            }
+        if s.len() >= RAW_MIN
+            && let Some(quoted) = self.quoted_span(s)
+        {
+            return Some(Text::from_quoted(quoted));
         }
         Some(Text::from(s))
     }
@@ -423,10 +427,7 @@ mod tests {
         with(&line, |v| {
             let t = v.text_at("b").unwrap();
             let mut out = Vec::new();
-            crate::json::write_event(
-                &mut out,
-                &crate::Event::UserMessage { env: Default::default(), text: t.clone() },
-            );
+            crate::json::write_event(&mut out, &crate::Event::UserMessage { env: Default::default(), text: t.clone() });
             let s = String::from_utf8(out).unwrap();
             assert!(s.contains(&body), "raw bytes passed through");
             assert_eq!(t.as_str(), v.str_at("b").unwrap());

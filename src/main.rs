@@ -128,7 +128,8 @@ fn detect(paths: &[PathBuf]) -> Result<u8> {
 }
 
 fn normalize(args: NormalizeArgs) -> Result<u8> {
-    let mut filter = if args.only.is_empty() { TypeFilter::all() } else { TypeFilter::only(&args.only).map_err(usage)? };
+    let mut filter =
+        if args.only.is_empty() { TypeFilter::all() } else { TypeFilter::only(&args.only).map_err(usage)? };
     filter = filter.exclude(&args.exclude).map_err(usage)?;
     let dialect = args.dialect.as_deref().and_then(Dialect::from_name);
     let interrupted = Arc::new(AtomicBool::new(false));

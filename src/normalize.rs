@@ -107,7 +107,7 @@ pub enum Decoded {
         /// Why it is not a frame.
         reason: UnknownReason,
         /// The diagnostic a recognised non-JSON line stands for.
-        diagnostic: Option<Event>,
+        diagnostic: Option<Box<Event>>,
     },
     /// A JSON object, with the mapping of every implemented dialect it fits.
     Frame {
@@ -152,7 +152,7 @@ pub fn decode(parser: &mut Parser, line: &[u8], forced: Option<Dialect>) -> Deco
         Err(NotFrame::NotObject) => Decoded::NotFrame { reason: UnknownReason::NotObject, diagnostic: None },
         Err(NotFrame::Bad(reason)) => {
             let diagnostic = if reason == UnknownReason::NotJson {
-                crate::stderr::recognize(&String::from_utf8_lossy(line))
+                crate::stderr::recognize(&String::from_utf8_lossy(line)).map(Box::new)
             } else {
                 None
             };
@@ -244,18 +244,36 @@ impl Fold {
             Decoded::NotFrame { reason, diagnostic } => {
                 let dialect = self.detector.current();
                 match diagnostic {
-                    Some(d) => self.emit_line(d, dialect, line_no, line, None, None, sink),
+                    Some(d) => self.emit_line(*d, dialect, line_no, line, None, None, sink),
                     None => self.unknown_line(reason, None, dialect, line_no, line, sink),
                 }
             }
             Decoded::Frame { fit, frame_type, mapped } => {
-                let chosen = if fit.is_empty() { None } else { self.detector.decide(fit) };
-                let Some(d) = chosen else {
+                if fit.is_empty() {
+                    // An object no dialect knows: carries the stream's dialect, like a non-JSON line.
+                    let dialect = self.detector.current();
+                    return self.unknown_line(
+                        UnknownReason::UnrecognizedFrame,
+                        frame_type,
+                        dialect,
+                        line_no,
+                        line,
+                        sink,
+                    );
+                }
+                let Some(d) = self.detector.decide(fit) else {
                     return self.unknown_line(UnknownReason::UnrecognizedFrame, frame_type, None, line_no, line, sink);
                 };
                 let Some(m) = mapped.into_iter().find(|(md, _)| *md == d).map(|(_, m)| m) else {
                     // A dialect detected but not built yet.
-                    return self.unknown_line(UnknownReason::UnrecognizedFrame, frame_type, Some(d), line_no, line, sink);
+                    return self.unknown_line(
+                        UnknownReason::UnrecognizedFrame,
+                        frame_type,
+                        Some(d),
+                        line_no,
+                        line,
+                        sink,
+                    );
                 };
                 self.frame(d, m, line_no, line, sink);
             }
@@ -268,10 +286,10 @@ impl Fold {
             return self.unknown_line(reason, frame, Some(d), line_no, line, sink);
         }
         let mut new_session = false;
-        if let Some(id) = &m.session_id {
-            if self.session_id.as_deref() != Some(id.as_str()) {
-                self.session_id = Some(id.clone());
-            }
+        if let Some(id) = &m.session_id
+            && self.session_id.as_deref() != Some(id.as_str())
+        {
+            self.session_id = Some(id.clone());
         }
         let mut out = std::mem::take(&mut self.pending);
         for piece in m.pieces {
@@ -333,10 +351,10 @@ impl Fold {
                 );
             }
             Piece::MessageUsage { message_id, event } => {
-                if let Some(id) = message_id {
-                    if self.streamed.contains(&id) || !self.usage_done.insert(id) {
-                        return;
-                    }
+                if let Some(id) = message_id
+                    && (self.streamed.contains(&id) || !self.usage_done.insert(id))
+                {
+                    return;
                 }
                 self.event(event, line_no, out, new_session);
             }

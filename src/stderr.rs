@@ -28,18 +28,20 @@ pub fn recognize(line: &str) -> Option<Event> {
 /// The message without a tracing prefix (`2026-04-09T14:20:45.537513Z  WARN target: `).
 fn message_of(text: &str) -> String {
     let mut rest = text;
-    if let Some((first, tail)) = rest.split_once(char::is_whitespace) {
-        if first.len() >= 20 && first.as_bytes()[4] == b'-' && first.ends_with('Z') {
-            rest = tail.trim_start();
-        }
+    if let Some((first, tail)) = rest.split_once(char::is_whitespace)
+        && first.len() >= 20
+        && first.as_bytes()[4] == b'-'
+        && first.ends_with('Z')
+    {
+        rest = tail.trim_start();
     }
     for level in ["TRACE ", "DEBUG ", "INFO ", "WARN ", "ERROR "] {
         if let Some(tail) = rest.strip_prefix(level) {
             rest = tail.trim_start();
-            if let Some((target, msg)) = rest.split_once(": ") {
-                if !target.contains(' ') {
-                    rest = msg;
-                }
+            if let Some((target, msg)) = rest.split_once(": ")
+                && !target.contains(' ')
+            {
+                rest = msg;
             }
             break;
         }
@@ -117,7 +119,10 @@ mod tests {
         assert_eq!(key(unquoted).unwrap().1, vec!["browser-use".to_string()]);
         match recognize(l).unwrap() {
             Event::Diagnostic { message, .. } => {
-                assert_eq!(message, r#"failed to load plugin: plugin is not installed plugin="github@openai-curated" path=/tmp/plugin"#)
+                assert_eq!(
+                    message,
+                    r#"failed to load plugin: plugin is not installed plugin="github@openai-curated" path=/tmp/plugin"#
+                )
             }
             _ => unreachable!(),
         }
@@ -125,7 +130,8 @@ mod tests {
 
     #[test]
     fn helper_paths() {
-        let l = "WARNING: proceeding, even though we could not create PATH aliases: Operation not permitted (os error 1)";
+        let l =
+            "WARNING: proceeding, even though we could not create PATH aliases: Operation not permitted (os error 1)";
         assert_eq!(key(l).unwrap().0, "codex.path.helper-binary");
         assert_eq!(key("Reading prompt from stdin..."), None);
     }

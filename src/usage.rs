@@ -64,7 +64,10 @@ mod tests {
 
     #[test]
     fn codex_cached_is_a_subset_of_input() {
-        let u = fold(r#"{"input_tokens":15931,"cached_input_tokens":14080,"output_tokens":50,"reasoning_output_tokens":10}"#, codex);
+        let u = fold(
+            r#"{"input_tokens":15931,"cached_input_tokens":14080,"output_tokens":50,"reasoning_output_tokens":10}"#,
+            codex,
+        );
         assert_eq!(u.input, Some(1851));
         assert_eq!(u.cache_read, Some(14080));
         assert_eq!(u.output, Some(50));
@@ -74,7 +77,10 @@ mod tests {
 
     #[test]
     fn claude_cache_figures_are_separate() {
-        let u = fold(r#"{"input_tokens":2,"cache_read_input_tokens":18531,"cache_creation_input_tokens":20271,"output_tokens":789}"#, claude);
+        let u = fold(
+            r#"{"input_tokens":2,"cache_read_input_tokens":18531,"cache_creation_input_tokens":20271,"output_tokens":789}"#,
+            claude,
+        );
         assert_eq!(with_context(u).context, Some(38804));
         assert_eq!(u.input, Some(2));
     }

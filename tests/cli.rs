@@ -11,7 +11,8 @@ fn bin() -> Command {
 
 /// Runs agentnorm with `args`, `input` on stdin.
 fn run(args: &[&str], input: &[u8]) -> Output {
-    let mut child = bin().args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut child =
+        bin().args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     let mut stdin = child.stdin.take().unwrap();
     let input = input.to_vec();
     let writer = std::thread::spawn(move || {
@@ -110,7 +111,11 @@ fn broken_pipe_is_a_normal_end() {
     let big = dir.path().join("big.jsonl");
     let mut f = std::fs::File::create(&big).unwrap();
     for i in 0..100_000 {
-        writeln!(f, r#"{{"type":"item.completed","item":{{"id":"i{i}","type":"agent_message","text":"some text {i}"}}}}"#).unwrap();
+        writeln!(
+            f,
+            r#"{{"type":"item.completed","item":{{"id":"i{i}","type":"agent_message","text":"some text {i}"}}}}"#
+        )
+        .unwrap();
     }
     drop(f);
     let mut child = bin().arg(&big).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
@@ -166,7 +171,8 @@ fn raw_adds_the_source_line() {
 
 #[test]
 fn max_line_bytes_bounds_a_line() {
-    let long = format!("{{\"type\":\"turn.started\",\"pad\":\"{}\"}}\n{{\"type\":\"turn.started\"}}\n", "x".repeat(5000));
+    let long =
+        format!("{{\"type\":\"turn.started\",\"pad\":\"{}\"}}\n{{\"type\":\"turn.started\"}}\n", "x".repeat(5000));
     let out = run(&["--no-observed-at", "--max-line-bytes", "1000"], long.as_bytes());
     let evs = events(&out);
     assert_eq!(evs[1]["type"], "unknown");
@@ -209,7 +215,11 @@ fn detect_names_each_input() {
     let codex = dir.path().join("c.jsonl");
     std::fs::write(&codex, CODEX_OK).unwrap();
     let claude = dir.path().join("k.jsonl");
-    std::fs::write(&claude, "Reading prompt...\n{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s\",\"tools\":[]}\n").unwrap();
+    std::fs::write(
+        &claude,
+        "Reading prompt...\n{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s\",\"tools\":[]}\n",
+    )
+    .unwrap();
     let empty = dir.path().join("e.jsonl");
     std::fs::write(&empty, "").unwrap();
     let out = bin().args(["detect"]).args([&codex, &claude, &empty]).output().unwrap();

@@ -47,9 +47,9 @@ fn system(f: Val<'_>, m: &mut Mapped) {
             if m.session_id.is_none() {
                 return m.unknown(UnknownReason::MalformedFrame, None);
             }
-            let tools = f.array_at("tools").map(|a| {
-                a.filter_map(|t| t.str().or_else(|| t.str_at("name")).map(str::to_owned)).collect::<Vec<_>>()
-            });
+            let tools = f
+                .array_at("tools")
+                .map(|a| a.filter_map(|t| t.str().or_else(|| t.str_at("name")).map(str::to_owned)).collect::<Vec<_>>());
             m.push(Event::SessionStarted {
                 env: env(),
                 model: f.string_at("model"),
@@ -92,8 +92,14 @@ fn system(f: Val<'_>, m: &mut Mapped) {
             subagent(f, m, SubagentOperation::Update, status)
         }
         "task_notification" => subagent(f, m, SubagentOperation::Update, f.str_at("status")),
-        "status" | "background_tasks_changed" | "commands_changed" | "hook_started" | "hook_progress"
-        | "hook_response" | "files_persisted" | "memory_recall" => m.heartbeat(),
+        "status"
+        | "background_tasks_changed"
+        | "commands_changed"
+        | "hook_started"
+        | "hook_progress"
+        | "hook_response"
+        | "files_persisted"
+        | "memory_recall" => m.heartbeat(),
         _ => m.unknown(UnknownReason::UnrecognizedFrame, None),
     }
 }
@@ -131,19 +137,19 @@ fn assistant(f: Val<'_>, m: &mut Mapped) {
         m.pieces.push(Piece::WholeMessage { message_id: message_id.clone(), event });
     }
     // `<synthetic>` messages (local command output, API error notices) are no model request.
-    if model != Some("<synthetic>") {
-        if let Some(u) = msg.get("usage").filter(|u| u.is_object()) {
-            // The lines carry a start-of-message snapshot: its output count is not final.
-            let figures = Usage { output: None, ..usage::with_context(usage::claude(u)) };
-            let event = Event::Usage {
-                env: env(),
-                usage: figures,
-                model: model.map(str::to_owned),
-                message_id: message_id.clone(),
-                context_window: None,
-            };
-            m.pieces.push(Piece::MessageUsage { message_id, event });
-        }
+    if model != Some("<synthetic>")
+        && let Some(u) = msg.get("usage").filter(|u| u.is_object())
+    {
+        // The lines carry a start-of-message snapshot: its output count is not final.
+        let figures = Usage { output: None, ..usage::with_context(usage::claude(u)) };
+        let event = Event::Usage {
+            env: env(),
+            usage: figures,
+            model: model.map(str::to_owned),
+            message_id: message_id.clone(),
+            context_window: None,
+        };
+        m.pieces.push(Piece::MessageUsage { message_id, event });
     }
 }
 
@@ -161,8 +167,13 @@ fn block(b: Val<'_>, message_id: &Option<String>, m: &mut Mapped) {
         }
         Some("redacted_thinking") => m.pieces.push(whole(Event::Reasoning { env: env(), text: None })),
         Some("tool_use" | "server_tool_use" | "mcp_tool_use") => tool_use(b, m),
-        Some("tool_result" | "web_search_tool_result" | "web_fetch_tool_result" | "mcp_tool_result"
-        | "code_execution_tool_result") => tool_result(b, m),
+        Some(
+            "tool_result"
+            | "web_search_tool_result"
+            | "web_fetch_tool_result"
+            | "mcp_tool_result"
+            | "code_execution_tool_result",
+        ) => tool_result(b, m),
         _ => {}
     }
 }
@@ -202,7 +213,11 @@ fn tool_use(b: Val<'_>, m: &mut Mapped) {
 fn tool_result(b: Val<'_>, m: &mut Mapped) {
     let failed = b.bool_at("is_error").unwrap_or(false);
     let output = b.get("content").and_then(content_text);
-    let error = if failed { Some(output.as_ref().map_or_else(|| "tool error".to_owned(), |t| t.as_str().into_owned())) } else { None };
+    let error = if failed {
+        Some(output.as_ref().map_or_else(|| "tool error".to_owned(), |t| t.as_str().into_owned()))
+    } else {
+        None
+    };
     m.push(Event::ToolCompleted {
         env: env(),
         tool_id: b.string_at("tool_use_id").unwrap_or_else(|| NO_ID.to_owned()),
@@ -353,7 +368,8 @@ fn pick<'t>(v: Val<'t>, keys: &[&str]) -> Option<Val<'t>> {
 }
 
 fn rate_limit(f: Val<'_>, m: &mut Mapped) {
-    let Some(info) = ["rate_limit_info", "rateLimitInfo", "rate_limit"].iter().find_map(|k| f.get(k).filter(|v| v.is_object()))
+    let Some(info) =
+        ["rate_limit_info", "rateLimitInfo", "rate_limit"].iter().find_map(|k| f.get(k).filter(|v| v.is_object()))
     else {
         return m.unknown(UnknownReason::MalformedFrame, None);
     };
@@ -361,7 +377,8 @@ fn rate_limit(f: Val<'_>, m: &mut Mapped) {
     let windows = pick(info, &["unifiedWindows", "unified_windows"]);
     let own = window.as_deref().and_then(|w| windows.and_then(|ws| ws.get(w)));
     let used = pick(info, &["utilization"]).or_else(|| own.and_then(|o| o.get("utilization"))).and_then(|v| v.f64());
-    let resets = pick(info, &["resetsAt", "resets_at"]).or_else(|| own.and_then(|o| pick(o, &["resetsAt", "resets_at"])));
+    let resets =
+        pick(info, &["resetsAt", "resets_at"]).or_else(|| own.and_then(|o| pick(o, &["resetsAt", "resets_at"])));
     let main = window.clone().unwrap_or_else(|| "primary".to_owned());
     m.push(Event::RateLimit {
         env: env(),

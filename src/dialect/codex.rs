@@ -72,12 +72,14 @@ pub fn map(f: Val<'_>, m: &mut Mapped) {
                 let l = message.to_ascii_lowercase();
                 l.starts_with("reconnecting") || l.contains("retrying")
             };
-            let (level, code) = if retrying { (Level::Warning, "codex.reconnecting") } else { (Level::Error, "codex.error") };
+            let (level, code) =
+                if retrying { (Level::Warning, "codex.reconnecting") } else { (Level::Error, "codex.error") };
             m.push(diagnostic(level, code, message, Vec::new()));
         }
         "request_user_input" => {
             let questions = f.get("questions");
-            let prompt = questions.and_then(|q| q.array()).and_then(|mut a| a.next()).and_then(|q| q.string_at("question"));
+            let prompt =
+                questions.and_then(|q| q.array()).and_then(|mut a| a.next()).and_then(|q| q.string_at("question"));
             m.push(Event::NeedsInput { env: env(), prompt, questions: questions.map(|q| q.to_json()) });
         }
         "item.plan.delta" => m.heartbeat(),
@@ -160,10 +162,8 @@ fn item(f: Val<'_>, ty: &str, m: &mut Mapped) {
             let input = Some(mcp_input(&it));
             tool(m, phase, id, name, ToolKind::Mcp, input, Some(format!("{server}/{name}")));
             if phase == Phase::Completed {
-                let error = it
-                    .path(&["error", "message"])
-                    .or_else(|| it.get("error"))
-                    .and_then(|e| e.str().map(str::to_owned));
+                let error =
+                    it.path(&["error", "message"]).or_else(|| it.get("error")).and_then(|e| e.str().map(str::to_owned));
                 let ok = error.is_none() && it.str_at("status").is_none_or(|s| s == "completed");
                 let output = it.path(&["result", "content"]).and_then(content_text);
                 let error = if ok { None } else { Some(error.unwrap_or_else(|| "failed".to_owned())) };
@@ -201,7 +201,15 @@ fn item(f: Val<'_>, ty: &str, m: &mut Mapped) {
 
 /// A `tool_started` for an item. Started and updated lines start it; a completed line starts it
 /// too, which the fold keeps only when the start was never seen (items without a start frame).
-fn tool(m: &mut Mapped, phase: Phase, id: String, name: &str, kind: ToolKind, input: Option<Json>, summary: Option<String>) {
+fn tool(
+    m: &mut Mapped,
+    phase: Phase,
+    id: String,
+    name: &str,
+    kind: ToolKind,
+    input: Option<Json>,
+    summary: Option<String>,
+) {
     let _ = phase;
     m.push(Event::ToolStarted {
         env: env(),
@@ -242,7 +250,15 @@ fn collab(it: &Val<'_>, phase: Phase, id: String, m: &mut Mapped) {
         input.push_str(r.to_json().get());
     }
     input.push('}');
-    tool(m, phase, id.clone(), name, tool_kind(name), Some(Json::from_trusted(input)), prompt.and_then(super::one_line));
+    tool(
+        m,
+        phase,
+        id.clone(),
+        name,
+        tool_kind(name),
+        Some(Json::from_trusted(input)),
+        prompt.and_then(super::one_line),
+    );
     if phase != Phase::Completed {
         return;
     }
@@ -257,8 +273,10 @@ fn collab(it: &Val<'_>, phase: Phase, id: String, m: &mut Mapped) {
         _ => SubagentOperation::Update,
     };
     let states = it.get("agents_states");
-    let mut children: Vec<String> =
-        it.array_at("receiver_thread_ids").map(|a| a.filter_map(|c| c.str().map(str::to_owned)).collect()).unwrap_or_default();
+    let mut children: Vec<String> = it
+        .array_at("receiver_thread_ids")
+        .map(|a| a.filter_map(|c| c.str().map(str::to_owned)).collect())
+        .unwrap_or_default();
     if let Some(entries) = states.and_then(|s| s.entries()) {
         for (k, _) in entries {
             if !children.iter().any(|c| c == k) {

@@ -219,10 +219,10 @@ pub fn content_text(content: Val<'_>) -> Option<Text> {
         return content.text();
     }
     let blocks: Vec<Val<'_>> = content.array()?.collect();
-    if let [only] = blocks.as_slice() {
-        if only.str_at("type") == Some("text") {
-            return only.text_at("text");
-        }
+    if let [only] = blocks.as_slice()
+        && only.str_at("type") == Some("text")
+    {
+        return only.text_at("text");
     }
     let mut out = String::new();
     for (i, b) in blocks.iter().enumerate() {
@@ -300,9 +300,12 @@ mod tests {
     #[test]
     fn content_blocks_join() {
         let mut p = Parser::default();
-        p.with_frame(br#"{"c":[{"type":"text","text":"a"},{"type":"image","source":{}},{"type":"text","text":"b"}]}"#, |v| {
-            assert_eq!(content_text(v.unwrap().get("c").unwrap()).unwrap().as_str(), "a\n[image]\nb");
-        });
+        p.with_frame(
+            br#"{"c":[{"type":"text","text":"a"},{"type":"image","source":{}},{"type":"text","text":"b"}]}"#,
+            |v| {
+                assert_eq!(content_text(v.unwrap().get("c").unwrap()).unwrap().as_str(), "a\n[image]\nb");
+            },
+        );
     }
 
     #[test]
