@@ -260,3 +260,37 @@ fn stderr_lines_become_diagnostics() {
     assert_eq!(d["line"], 5);
     assert_eq!(d["dialect"], "codex");
 }
+
+#[test]
+fn live_input_is_flushed_line_by_line() {
+    use std::io::BufRead;
+    let mut child = bin()
+        .arg("--no-observed-at")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            if tx.send(line.unwrap()).is_err() {
+                break;
+            }
+        }
+    });
+    // The writer keeps the pipe open: the event must arrive without waiting for more input.
+    stdin.write_all(b"{\"type\":\"thread.started\",\"thread_id\":\"live\"}\n").unwrap();
+    stdin.flush().unwrap();
+    let timeout = std::time::Duration::from_secs(10);
+    assert!(rx.recv_timeout(timeout).unwrap().contains("run_started"));
+    assert!(rx.recv_timeout(timeout).unwrap().contains("\"session_id\":\"live\""));
+    stdin.write_all(b"{\"type\":\"turn.started\"}\n").unwrap();
+    stdin.flush().unwrap();
+    assert!(rx.recv_timeout(timeout).unwrap().contains("turn_started"));
+    drop(stdin);
+    assert!(rx.recv_timeout(timeout).unwrap().contains("run_ended"));
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+}
