@@ -410,7 +410,9 @@ impl Serialize for Json {
 
 impl<'de> Deserialize<'de> for Json {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Json, D::Error> {
-        Box::<serde_json::value::RawValue>::deserialize(deserializer).map(Json)
+        // Through `Value`: a raw value cannot be read inside the flattened, tagged `Event`.
+        let v = serde_json::Value::deserialize(deserializer)?;
+        Ok(Json::from_trusted(v.to_string()))
     }
 }
 

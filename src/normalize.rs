@@ -315,6 +315,7 @@ impl Fold {
                 }
             }
             Piece::StreamStart { message_id, usage, model } => {
+                self.flush_stream_usage(line_no, out, new_session);
                 self.streamed.insert(message_id.clone());
                 self.stream_msg = Some((message_id, usage, model));
             }
@@ -365,7 +366,28 @@ impl Fold {
         }
     }
 
+    /// A partial message whose `message_delta` never came (interrupted, cut) was still a billed
+    /// request: its usage is written with the input and cache figures, without `output`.
+    fn flush_stream_usage(&mut self, line_no: u64, out: &mut Vec<Event>, new_session: &mut bool) {
+        let Some((id, start, model)) = &self.stream_msg else { return };
+        if !self.usage_done.insert(id.clone()) {
+            return;
+        }
+        let usage = usage::with_context(Usage { output: None, reasoning: None, ..*start });
+        let ev = Event::Usage {
+            env: Envelope::default(),
+            usage,
+            model: model.clone(),
+            message_id: Some(id.clone()),
+            context_window: None,
+        };
+        self.event(ev, line_no, out, new_session);
+    }
+
     fn event(&mut self, mut ev: Event, line_no: u64, out: &mut Vec<Event>, new_session: &mut bool) {
+        if matches!(ev, Event::TurnCompleted { .. } | Event::TurnFailed { .. } | Event::Interrupt { .. }) {
+            self.flush_stream_usage(line_no, out, new_session);
+        }
         match &mut ev {
             Event::SessionStarted { .. } => {
                 let Some(id) = self.session_id.clone() else { return };
@@ -524,6 +546,13 @@ impl Fold {
     /// Writes `run_ended` and says how the stream went. `ended_with_newline` is false when the
     /// input stopped mid-line.
     pub fn finish(&mut self, ended_with_newline: bool, sink: &mut dyn Sink) -> Summary {
+        let mut out = std::mem::take(&mut self.pending);
+        self.flush_stream_usage(self.lines, &mut out, &mut false);
+        let dialect = self.detector.current();
+        for ev in out.drain(..) {
+            self.emit(ev, Some((self.lines, dialect)), sink);
+        }
+        self.pending = out;
         let saved_log = self.detector.current().is_some_and(Dialect::is_saved_log);
         let open = self.turn_open && !saved_log;
         let complete = ended_with_newline && !open;

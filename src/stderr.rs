@@ -22,7 +22,39 @@ pub fn recognize(line: &str) -> Option<Event> {
     {
         return Some(diagnostic(Level::Warning, "codex.path.helper-binary", message_of(text), Vec::new()));
     }
+    if text.starts_with("Reading prompt from stdin")
+        || text.starts_with("Reading additional input from stdin")
+        || text.starts_with("No prompt provided via stdin")
+    {
+        return Some(diagnostic(Level::Info, "codex.stdin", text.to_owned(), Vec::new()));
+    }
+    // Any other line of Codex's tracing log: `<RFC 3339>  LEVEL target: message`.
+    if let Some((level, target)) = tracing_prefix(text) {
+        let mut d = diagnostic(level, "codex.log", message_of(text), Vec::new());
+        if let Event::Diagnostic { dedupe_key, subsystem, .. } = &mut d {
+            *dedupe_key = format!("codex.log|{target}");
+            *subsystem = Some(target.to_owned());
+        }
+        return Some(d);
+    }
     None
+}
+
+/// The level and target of a tracing line (`2026-04-09T14:20:45.537513Z  WARN codex_core::x: …`).
+fn tracing_prefix(text: &str) -> Option<(Level, &str)> {
+    let mut words = text.split_whitespace();
+    let ts = words.next()?;
+    if !(ts.len() >= 20 && ts.as_bytes()[4] == b'-' && ts.as_bytes()[10] == b'T' && ts.ends_with('Z')) {
+        return None;
+    }
+    let level = match words.next()? {
+        "ERROR" => Level::Error,
+        "WARN" => Level::Warning,
+        "INFO" | "DEBUG" | "TRACE" => Level::Info,
+        _ => return None,
+    };
+    let target = words.next()?.strip_suffix(':')?;
+    Some((level, target))
 }
 
 /// The message without a tracing prefix (`2026-04-09T14:20:45.537513Z  WARN target: `).
@@ -133,6 +165,22 @@ mod tests {
         let l =
             "WARNING: proceeding, even though we could not create PATH aliases: Operation not permitted (os error 1)";
         assert_eq!(key(l).unwrap().0, "codex.path.helper-binary");
-        assert_eq!(key("Reading prompt from stdin..."), None);
+        assert_eq!(key("Reading prompt from stdin...").unwrap().0, "codex.stdin");
+        assert_eq!(key("Something else entirely"), None);
+    }
+
+    #[test]
+    fn tracing_lines() {
+        let l = "2026-05-01T10:00:00.000000Z ERROR codex_core::session: failed to record rollout items: disk full";
+        match recognize(l).unwrap() {
+            Event::Diagnostic { level, code, dedupe_key, subsystem, message, .. } => {
+                assert_eq!(level, Level::Error);
+                assert_eq!(code, "codex.log");
+                assert_eq!(dedupe_key, "codex.log|codex_core::session");
+                assert_eq!(subsystem.as_deref(), Some("codex_core::session"));
+                assert_eq!(message, "failed to record rollout items: disk full");
+            }
+            _ => unreachable!(),
+        }
     }
 }

@@ -6,9 +6,7 @@
 //! expressed as [`Piece`]s the fold resolves (once per `message.id`; text exactly once).
 
 use super::{Mapped, NO_ID, Piece, content_text, failure_kind, plan_items, subagent_status, summary, tool_kind};
-use crate::event::{
-    Envelope, Event, FailureKind, Level, SubagentOperation, SubagentStatus, Text, UnknownReason, Usage,
-};
+use crate::event::{Envelope, Event, FailureKind, Level, SubagentOperation, SubagentStatus, Text, UnknownReason};
 use crate::frame::Val;
 use crate::usage;
 
@@ -92,6 +90,15 @@ fn system(f: Val<'_>, m: &mut Mapped) {
             subagent(f, m, SubagentOperation::Update, status)
         }
         "task_notification" => subagent(f, m, SubagentOperation::Update, f.str_at("status")),
+        "status" if f.str_at("compact_result") == Some("failed") => {
+            let why = f.str_at("compact_error").unwrap_or("compaction failed");
+            m.push(super::diagnostic(
+                Level::Warning,
+                "claude.compact.failed",
+                format!("compaction failed: {why}"),
+                Vec::new(),
+            ));
+        }
         "status"
         | "background_tasks_changed"
         | "commands_changed"
@@ -140,8 +147,13 @@ fn assistant(f: Val<'_>, m: &mut Mapped) {
     if model != Some("<synthetic>")
         && let Some(u) = msg.get("usage").filter(|u| u.is_object())
     {
-        // The lines carry a start-of-message snapshot: its output count is not final.
-        let figures = Usage { output: None, ..usage::with_context(usage::claude(u)) };
+        // Stream-json lines carry a start-of-message snapshot whose output count is not final
+        // (their `stop_reason` is null); a whole message with its `stop_reason` set (Amp, older
+        // CLIs) reports its final count.
+        let mut figures = usage::with_context(usage::claude(u));
+        if msg.str_at("stop_reason").is_none() {
+            figures.output = None;
+        }
         let event = Event::Usage {
             env: env(),
             usage: figures,
@@ -213,11 +225,8 @@ fn tool_use(b: Val<'_>, m: &mut Mapped) {
 fn tool_result(b: Val<'_>, m: &mut Mapped) {
     let failed = b.bool_at("is_error").unwrap_or(false);
     let output = b.get("content").and_then(content_text);
-    let error = if failed {
-        Some(output.as_ref().map_or_else(|| "tool error".to_owned(), |t| t.as_str().into_owned()))
-    } else {
-        None
-    };
+    let error = failed
+        .then(|| output.as_ref().and_then(|t| super::one_line(&t.as_str())).unwrap_or_else(|| "tool error".to_owned()));
     m.push(Event::ToolCompleted {
         env: env(),
         tool_id: b.string_at("tool_use_id").unwrap_or_else(|| NO_ID.to_owned()),
@@ -265,7 +274,11 @@ fn user(f: Val<'_>, m: &mut Mapped) {
         Text::from(texts.iter().map(|t| t.as_str().into_owned()).collect::<Vec<_>>().join("\n"))
     };
     let s = text.as_str();
-    if s.starts_with("[Request interrupted by user") {
+    if s.starts_with("<local-command-stdout>") || s.starts_with("<local-command-stderr>") {
+        // Output of a local slash command echoed as a user line: not the user's words.
+        m.frame = "user/local_command".into();
+        m.heartbeat();
+    } else if s.starts_with("[Request interrupted by user") {
         let reason = s.trim_matches(|c| c == '[' || c == ']').to_owned();
         m.push(Event::Interrupt { env: env(), reason });
     } else {

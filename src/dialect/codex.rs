@@ -140,7 +140,8 @@ fn item(f: Val<'_>, ty: &str, m: &mut Mapped) {
                     (_, Some(c)) => format!("exit code {c}"),
                     (s, None) => s.unwrap_or("failed").to_owned(),
                 });
-                m.push(completed(&it, ok, it.text_at("aggregated_output"), exit_code, error));
+                let output = it.text_at("aggregated_output").filter(|t| !t.is_empty());
+                m.push(completed(&it, ok, output, exit_code, error));
             }
         }
         "file_change" => {

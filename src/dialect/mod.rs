@@ -276,7 +276,14 @@ pub fn failure_kind(message: &str) -> FailureKind {
         FailureKind::MaxTurns
     } else if m.contains("interrupt") || m.contains("abort") || m.contains("cancel") {
         FailureKind::Aborted
-    } else if m.contains("api error") || m.contains("api_error") || m.contains("status 5") || m.contains("overloaded") {
+    } else if m.contains("api error")
+        || m.contains("api_error")
+        || m.contains("status 5")
+        || m.contains("overloaded")
+        || m.contains("stream disconnected")
+        || m.contains("high demand")
+        || m.contains("unexpected status")
+    {
         FailureKind::ApiError
     } else {
         FailureKind::Other
