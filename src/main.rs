@@ -194,9 +194,9 @@ fn normalize(args: NormalizeArgs) -> Result<u8> {
     Ok(code)
 }
 
-fn usage(msg: String) -> anyhow::Error {
+fn usage(e: agentnorm::normalize::FilterError) -> anyhow::Error {
     // Reported like clap's own usage errors: exit status 2.
-    anyhow::anyhow!(msg)
+    anyhow::Error::new(e)
 }
 
 /// Reads one input to its end, feeding the normalizer and writing its output. Output is written

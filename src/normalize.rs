@@ -66,7 +66,7 @@ impl TypeFilter {
     }
 
     /// Keeps only the named types; errors on a name outside the contract.
-    pub fn only(names: &[String]) -> Result<TypeFilter, String> {
+    pub fn only(names: &[String]) -> Result<TypeFilter, FilterError> {
         let mut bits = 0;
         for n in names {
             bits |= TypeFilter::bit(n)?;
@@ -75,7 +75,7 @@ impl TypeFilter {
     }
 
     /// Drops the named types.
-    pub fn exclude(self, names: &[String]) -> Result<TypeFilter, String> {
+    pub fn exclude(self, names: &[String]) -> Result<TypeFilter, FilterError> {
         let mut bits = self.0;
         for n in names {
             bits &= !TypeFilter::bit(n)?;
@@ -83,18 +83,26 @@ impl TypeFilter {
         Ok(TypeFilter(bits))
     }
 
-    fn bit(name: &str) -> Result<u32, String> {
+    fn bit(name: &str) -> Result<u32, FilterError> {
         Event::TYPE_NAMES
             .iter()
             .position(|t| *t == name)
             .map(|i| 1 << i)
-            .ok_or_else(|| format!("unknown event type `{name}` (one of: {})", Event::TYPE_NAMES.join(", ")))
+            .ok_or_else(|| FilterError::UnknownType(name.to_owned()))
     }
 
     /// Whether events of type `name` are written.
     pub fn allows(&self, name: &str) -> bool {
         TypeFilter::bit(name).is_ok_and(|b| self.0 & b != 0)
     }
+}
+
+/// A bad `--only` / `--exclude` list.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FilterError {
+    /// The name is not an event type of the contract.
+    #[error("unknown event type `{0}` (one of: run_started, session_started, turn_started, user_message, output_delta, reasoning, tool_started, tool_completed, plan_updated, subagent, usage, turn_completed, turn_failed, rate_limit, compacted, needs_input, interrupt, diagnostic, heartbeat, unknown, run_ended)")]
+    UnknownType(String),
 }
 
 /// One line, decoded without any stream state.
