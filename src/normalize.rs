@@ -101,7 +101,7 @@ impl TypeFilter {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FilterError {
     /// The name is not an event type of the contract.
-    #[error("unknown event type `{0}` (one of: run_started, session_started, turn_started, user_message, output_delta, reasoning, tool_started, tool_completed, plan_updated, subagent, usage, turn_completed, turn_failed, rate_limit, compacted, needs_input, interrupt, diagnostic, heartbeat, unknown, run_ended)")]
+    #[error("unknown event type `{0}` (one of: {})", Event::TYPE_NAMES.join(", "))]
     UnknownType(String),
 }
 
