@@ -101,7 +101,7 @@ impl TypeFilter {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FilterError {
     /// The name is not an event type of the contract.
-    #[error("unknown event type `{0}` (one of: {})", Event::TYPE_NAMES.join(", "))]
+    #[error("unknown event type `{0}` (one of: {types})", types = Event::TYPE_NAMES.join(", "))]
     UnknownType(String),
 }
 
