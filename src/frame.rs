@@ -351,6 +351,24 @@ impl<'t> Val<'t> {
         Json::from_trusted(String::from_utf8(out).unwrap_or_default())
     }
 
+    /// A new object of this object's `keys` that are present, in the order given (`None` when
+    /// none is): how Codex items, which have no argument object, get their `tool_started.input`.
+    pub fn subset_json(&self, keys: &[&str]) -> Option<Json> {
+        let mut out = vec![b'{'];
+        for k in keys {
+            if let Some(v) = self.get(k) {
+                if out.len() > 1 {
+                    out.push(b',');
+                }
+                crate::json::push_str(&mut out, k);
+                out.push(b':');
+                v.write_json(&mut out);
+            }
+        }
+        out.push(b'}');
+        (out.len() > 2).then(|| Json::from_trusted(String::from_utf8(out).unwrap_or_default()))
+    }
+
     fn write_json(&self, out: &mut Vec<u8>) {
         if let Some(s) = self.str() {
             match (s.len() >= RAW_MIN).then(|| self.quoted_span(s)).flatten() {

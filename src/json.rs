@@ -58,12 +58,6 @@ pub(crate) fn push_str(out: &mut Vec<u8>, s: &str) {
     let _ = serde_json::to_writer(&mut *out, s);
 }
 
-/// Appends `s` as a JSON string literal (quotes included) to a `String`.
-pub(crate) fn push_str_string(out: &mut String, s: &str) {
-    // serde_json writes valid UTF-8 for a &str.
-    out.push_str(&serde_json::to_string(s).unwrap_or_default());
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -128,9 +128,8 @@ fn detect(paths: &[PathBuf]) -> Result<u8> {
 }
 
 fn normalize(args: NormalizeArgs) -> Result<u8> {
-    let mut filter =
-        if args.only.is_empty() { TypeFilter::all() } else { TypeFilter::only(&args.only).map_err(usage)? };
-    filter = filter.exclude(&args.exclude).map_err(usage)?;
+    let mut filter = if args.only.is_empty() { TypeFilter::all() } else { TypeFilter::only(&args.only)? };
+    filter = filter.exclude(&args.exclude)?;
     let dialect = args.dialect.as_deref().and_then(Dialect::from_name);
     let interrupted = Arc::new(AtomicBool::new(false));
     signal_hook::flag::register(signal_hook::consts::SIGINT, Arc::clone(&interrupted))
@@ -192,11 +191,6 @@ fn normalize(args: NormalizeArgs) -> Result<u8> {
         code = 3;
     }
     Ok(code)
-}
-
-fn usage(e: agentnorm::normalize::FilterError) -> anyhow::Error {
-    // Reported like clap's own usage errors: exit status 2.
-    anyhow::Error::new(e)
 }
 
 /// Reads one input to its end, feeding the normalizer and writing its output. Output is written

@@ -510,20 +510,24 @@ impl Fold {
         at: Option<String>,
         sink: &mut dyn Sink,
     ) {
-        let with_raw = self.opts.raw;
+        let line_text = || Text::from(String::from_utf8_lossy(line).into_owned());
+        // `unknown` and `diagnostic` carry the line in their own `raw`.
+        let mut env_raw = self.opts.raw.then(line_text);
         match &mut ev {
-            Event::Diagnostic { raw, .. } => *raw = Text::from(String::from_utf8_lossy(line).into_owned()),
-            Event::Unknown { .. } => self.unknown += 1,
+            Event::Diagnostic { raw, .. } => {
+                *raw = line_text();
+                env_raw = None;
+            }
+            Event::Unknown { .. } => {
+                self.unknown += 1;
+                env_raw = None;
+            }
             _ => {}
         }
-        {
-            let env = ev.env_mut();
-            env.parent_tool_id = parent_tool_id;
-            env.at = at;
-            if with_raw && !matches!(ev, Event::Diagnostic { .. } | Event::Unknown { .. }) {
-                ev.env_mut().raw = Some(Text::from(String::from_utf8_lossy(line).into_owned()));
-            }
-        }
+        let env = ev.env_mut();
+        env.parent_tool_id = parent_tool_id;
+        env.at = at;
+        env.raw = env_raw;
         self.emit(ev, Some((line_no, dialect)), sink);
     }
 

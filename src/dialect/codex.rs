@@ -129,8 +129,8 @@ fn item(f: Val<'_>, ty: &str, m: &mut Mapped) {
         },
         "command_execution" => {
             let command = it.str_at("command");
-            let input = command.map(|c| json_object(&[("command", c)]));
-            tool(m, phase, id, "command_execution", ToolKind::Shell, input, command.and_then(super::one_line));
+            let input = it.subset_json(&["command"]);
+            tool(m, id, "command_execution", ToolKind::Shell, input, command.and_then(super::one_line));
             if phase == Phase::Completed {
                 let exit_code = it.get("exit_code").and_then(|c| c.i64());
                 let status = it.str_at("status");
@@ -145,12 +145,11 @@ fn item(f: Val<'_>, ty: &str, m: &mut Mapped) {
             }
         }
         "file_change" => {
-            let changes = it.get("changes");
-            let input = changes.map(|c| wrap("changes", c));
+            let input = it.subset_json(&["changes"]);
             let paths: Vec<&str> =
                 it.array_at("changes").map(|a| a.filter_map(|c| c.str_at("path")).collect()).unwrap_or_default();
             let summary = (!paths.is_empty()).then(|| paths.join(", "));
-            tool(m, phase, id, "file_change", ToolKind::Edit, input, summary);
+            tool(m, id, "file_change", ToolKind::Edit, input, summary);
             if phase == Phase::Completed {
                 let ok = it.str_at("status").is_none_or(|s| s == "completed");
                 let error = (!ok).then(|| it.str_at("status").unwrap_or("failed").to_owned());
@@ -160,8 +159,8 @@ fn item(f: Val<'_>, ty: &str, m: &mut Mapped) {
         "mcp_tool_call" => {
             let server = it.str_at("server").unwrap_or("");
             let name = it.str_at("tool").unwrap_or("unknown");
-            let input = Some(mcp_input(&it));
-            tool(m, phase, id, name, ToolKind::Mcp, input, Some(format!("{server}/{name}")));
+            let input = it.subset_json(&["server", "tool", "arguments"]);
+            tool(m, id, name, ToolKind::Mcp, input, Some(format!("{server}/{name}")));
             if phase == Phase::Completed {
                 let error =
                     it.path(&["error", "message"]).or_else(|| it.get("error")).and_then(|e| e.str().map(str::to_owned));
@@ -173,21 +172,21 @@ fn item(f: Val<'_>, ty: &str, m: &mut Mapped) {
         }
         "web_search" => {
             let query = it.str_at("query").filter(|q| !q.is_empty());
-            let input = query.map(|q| json_object(&[("query", q)]));
-            tool(m, phase, id, "web_search", ToolKind::WebSearch, input, query.and_then(super::one_line));
+            let input = query.and_then(|_| it.subset_json(&["query"]));
+            tool(m, id, "web_search", ToolKind::WebSearch, input, query.and_then(super::one_line));
             if phase == Phase::Completed {
                 m.push(completed(&it, true, None, None, None));
             }
         }
         "todo_list" => {
             if phase == Phase::Started {
-                tool(m, phase, id.clone(), "todo_list", ToolKind::Plan, None, None);
+                tool(m, id.clone(), "todo_list", ToolKind::Plan, None, None);
             }
             if let Some(items) = it.get("items").and_then(plan_items) {
                 m.push(Event::PlanUpdated { env: env(), items });
             }
             if phase == Phase::Completed {
-                tool(m, phase, id, "todo_list", ToolKind::Plan, None, None);
+                tool(m, id, "todo_list", ToolKind::Plan, None, None);
                 m.push(completed(&it, true, None, None, None));
             }
         }
@@ -202,16 +201,7 @@ fn item(f: Val<'_>, ty: &str, m: &mut Mapped) {
 
 /// A `tool_started` for an item. Started and updated lines start it; a completed line starts it
 /// too, which the fold keeps only when the start was never seen (items without a start frame).
-fn tool(
-    m: &mut Mapped,
-    phase: Phase,
-    id: String,
-    name: &str,
-    kind: ToolKind,
-    input: Option<Json>,
-    summary: Option<String>,
-) {
-    let _ = phase;
+fn tool(m: &mut Mapped, id: String, name: &str, kind: ToolKind, input: Option<Json>, summary: Option<String>) {
     m.push(Event::ToolStarted {
         env: env(),
         tool_id: id,
@@ -240,26 +230,8 @@ fn completed(it: &Val<'_>, ok: bool, output: Option<Text>, exit_code: Option<i64
 fn collab(it: &Val<'_>, phase: Phase, id: String, m: &mut Mapped) {
     let name = it.str_at("tool").unwrap_or("collab_tool_call");
     let prompt = it.str_at("prompt");
-    let mut input = String::from("{\"tool\":");
-    crate::json::push_str_string(&mut input, name);
-    if let Some(p) = prompt {
-        input.push_str(",\"prompt\":");
-        crate::json::push_str_string(&mut input, p);
-    }
-    if let Some(r) = it.get("receiver_thread_ids") {
-        input.push_str(",\"receiver_thread_ids\":");
-        input.push_str(r.to_json().get());
-    }
-    input.push('}');
-    tool(
-        m,
-        phase,
-        id.clone(),
-        name,
-        tool_kind(name),
-        Some(Json::from_trusted(input)),
-        prompt.and_then(super::one_line),
-    );
+    let input = it.subset_json(&["tool", "prompt", "receiver_thread_ids"]);
+    tool(m, id.clone(), name, tool_kind(name), input, prompt.and_then(super::one_line));
     if phase != Phase::Completed {
         return;
     }
@@ -305,44 +277,4 @@ fn collab(it: &Val<'_>, phase: Phase, id: String, m: &mut Mapped) {
             background: None,
         });
     }
-}
-
-fn json_object(pairs: &[(&str, &str)]) -> Json {
-    let mut s = String::from("{");
-    for (i, (k, v)) in pairs.iter().enumerate() {
-        if i > 0 {
-            s.push(',');
-        }
-        crate::json::push_str_string(&mut s, k);
-        s.push(':');
-        crate::json::push_str_string(&mut s, v);
-    }
-    s.push('}');
-    Json::from_trusted(s)
-}
-
-fn wrap(key: &str, v: Val<'_>) -> Json {
-    let mut s = String::from("{");
-    crate::json::push_str_string(&mut s, key);
-    s.push(':');
-    s.push_str(v.to_json().get());
-    s.push('}');
-    Json::from_trusted(s)
-}
-
-fn mcp_input(it: &Val<'_>) -> Json {
-    let mut s = String::from("{");
-    for (i, k) in ["server", "tool", "arguments"].iter().enumerate() {
-        if i > 0 {
-            s.push(',');
-        }
-        crate::json::push_str_string(&mut s, k);
-        s.push(':');
-        match it.get(k) {
-            Some(v) => s.push_str(v.to_json().get()),
-            None => s.push_str("null"),
-        }
-    }
-    s.push('}');
-    Json::from_trusted(s)
 }
