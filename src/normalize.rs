@@ -203,6 +203,8 @@ pub struct Fold {
     unknown_frames: std::collections::BTreeMap<String, u64>,
     observed_at: Option<String>,
     pending: Vec<Event>,
+    /// `line_end` of the frame being applied, when it spans several lines.
+    line_end: Option<u64>,
 }
 
 impl Fold {
@@ -226,6 +228,7 @@ impl Fold {
             unknown_frames: Default::default(),
             observed_at: None,
             pending: Vec::new(),
+            line_end: None,
         }
     }
 
@@ -246,6 +249,19 @@ impl Fold {
 
     /// Applies one decoded line (1-based `line_no`) and writes its events.
     pub fn apply(&mut self, decoded: Decoded, line_no: u64, line: &[u8], sink: &mut dyn Sink) {
+        self.apply_lines(decoded, line_no, line_no, line, sink);
+    }
+
+    /// Applies one frame spread over the lines `first..=last` (a pretty-printed document): its
+    /// events carry `line` = `first` and `line_end` = `last`.
+    pub fn apply_lines(&mut self, decoded: Decoded, first: u64, last: u64, bytes: &[u8], sink: &mut dyn Sink) {
+        self.line_end = (last != first).then_some(last);
+        self.apply_one(decoded, first, bytes, sink);
+        self.line_end = None;
+        self.lines = last;
+    }
+
+    fn apply_one(&mut self, decoded: Decoded, line_no: u64, line: &[u8], sink: &mut dyn Sink) {
         self.lines = line_no;
         match decoded {
             Decoded::Blank => {}
@@ -542,6 +558,7 @@ impl Fold {
         let env = ev.env_mut();
         if let Some((n, d)) = line {
             env.line = Some(n);
+            env.line_end = self.line_end;
             env.dialect = d;
         }
         env.source = self.opts.source.clone();
@@ -627,7 +644,25 @@ pub struct Normalizer {
     overlong: Option<u64>,
     line_no: u64,
     started: bool,
+    /// A non-blank line has been seen (a document can only start the source).
+    seen_content: bool,
+    /// A pretty-printed JSON document being collected.
+    doc: Option<Document>,
 }
+
+/// A pretty-printed JSON document spread over several lines (Gemini's `--output-format json`):
+/// it starts with a line that is exactly `{` as the source's first non-blank line and ends at the
+/// first later line that is exactly `}` (SPEC §1).
+struct Document {
+    first: u64,
+    bytes: Vec<u8>,
+    /// End offset in `bytes` of each line collected.
+    ends: Vec<usize>,
+}
+
+/// A document longer than this many lines or bytes is read line by line instead.
+const DOC_MAX_LINES: usize = 10_000;
+const DOC_MAX_BYTES: usize = 64 << 20;
 
 impl Normalizer {
     /// A normalizer for one stream.
@@ -641,6 +676,8 @@ impl Normalizer {
             overlong: None,
             line_no: 0,
             started: false,
+            seen_content: false,
+            doc: None,
         }
     }
 
@@ -707,8 +744,50 @@ impl Normalizer {
             line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
         }
         line = line.strip_suffix(b"\r").unwrap_or(line);
+        if let Some(doc) = &mut self.doc {
+            doc.bytes.push(b'\n');
+            doc.bytes.extend_from_slice(line);
+            doc.ends.push(doc.bytes.len());
+            if line == b"}" {
+                self.end_document(sink);
+            } else if doc.ends.len() > DOC_MAX_LINES || doc.bytes.len() > DOC_MAX_BYTES {
+                self.replay_document(sink);
+            }
+            return;
+        }
+        if !self.seen_content && !line.iter().all(|b| b.is_ascii_whitespace()) {
+            self.seen_content = true;
+            if line == b"{" {
+                self.doc = Some(Document { first: self.line_no, bytes: line.to_vec(), ends: vec![1] });
+                return;
+            }
+        }
         let decoded = decode(&mut self.parser, line, self.forced);
         self.fold.apply(decoded, self.line_no, line, sink);
+    }
+
+    /// A document's closing `}` arrived: one frame if it parses, else line by line.
+    fn end_document(&mut self, sink: &mut dyn Sink) {
+        let Some(doc) = self.doc.take() else { return };
+        let decoded = decode(&mut self.parser, &doc.bytes, self.forced);
+        if matches!(decoded, Decoded::Frame { .. }) {
+            self.fold.apply_lines(decoded, doc.first, self.line_no, &doc.bytes, sink);
+        } else {
+            self.doc = Some(doc);
+            self.replay_document(sink);
+        }
+    }
+
+    /// Reads the lines of an unfinished or unreadable document each on its own.
+    fn replay_document(&mut self, sink: &mut dyn Sink) {
+        let Some(doc) = self.doc.take() else { return };
+        let mut start = 0;
+        for (i, &end) in doc.ends.iter().enumerate() {
+            let line = &doc.bytes[start..end];
+            start = end + 1;
+            let decoded = decode(&mut self.parser, line, self.forced);
+            self.fold.apply(decoded, doc.first + i as u64, line, sink);
+        }
     }
 
     /// Ends the stream: a last line without newline is read, then `run_ended` is written.
@@ -718,6 +797,7 @@ impl Normalizer {
         if mid_line {
             self.end_carried_line(sink);
         }
+        self.replay_document(sink);
         self.fold.finish(!mid_line, sink)
     }
 }

@@ -294,3 +294,27 @@ fn live_input_is_flushed_line_by_line() {
     assert!(rx.recv_timeout(timeout).unwrap().contains("run_ended"));
     assert_eq!(child.wait().unwrap().code(), Some(0));
 }
+
+#[test]
+fn a_pretty_printed_document_is_one_frame() {
+    let doc = "\n{\n  \"type\": \"result\",\n  \"subtype\": \"success\",\n  \"is_error\": false,\n  \"result\": \"hi\",\n  \"session_id\": \"s\"\n}\n{\"type\":\"turn.started\"}\n";
+    let out = run(&["--no-observed-at"], doc.as_bytes());
+    let evs = events(&out);
+    assert_eq!(evs[1]["type"], "turn_completed");
+    assert_eq!((evs[1]["line"].as_u64(), evs[1]["line_end"].as_u64()), (Some(2), Some(8)));
+    assert_eq!(evs[2]["type"], "turn_started");
+    assert_eq!(evs[2]["line"], 9);
+    assert!(evs[2].get("line_end").is_none());
+    assert_eq!(evs.last().unwrap()["lines"], 9);
+}
+
+#[test]
+fn an_unfinished_document_is_read_line_by_line() {
+    let doc = "{\n  \"type\": \"result\",\n";
+    let out = run(&["--no-observed-at"], doc.as_bytes());
+    let evs = events(&out);
+    let lines: Vec<u64> = evs.iter().filter_map(|e| e["line"].as_u64()).collect();
+    assert_eq!(lines, [1, 2]);
+    assert_eq!((evs[1]["type"].as_str(), evs[1]["reason"].as_str()), (Some("unknown"), Some("invalid_json")));
+    assert_eq!((evs[2]["type"].as_str(), evs[2]["reason"].as_str()), (Some("unknown"), Some("not_json")));
+}
