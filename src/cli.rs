@@ -47,7 +47,7 @@ pub enum Command {
 /// Options of the normalizer.
 #[derive(Debug, Args)]
 pub struct NormalizeArgs {
-    /// Files or folders (walked for *.jsonl and *.ndjson); none or "-" reads stdin.
+    /// Files or folders (walked for *.jsonl / *.ndjson, also .gz / .zst); none or "-" reads stdin.
     pub paths: Vec<PathBuf>,
     /// Force the input dialect instead of detecting it per frame.
     #[arg(long, value_name = "NAME", value_parser = ["claude", "claude-transcript", "codex", "codex-legacy", "codex-rollout", "gemini", "opencode", "cursor"])]
@@ -70,6 +70,12 @@ pub struct NormalizeArgs {
     /// Exit 3 when a turn failed or a stream ended with a turn open.
     #[arg(long)]
     pub fail_on_error: bool,
+    /// Normalize this many inputs at once (default: all cores); output order never depends on it.
+    #[arg(short = 'j', long = "threads", value_name = "N")]
+    pub threads: Option<usize>,
+    /// Keep reading the file as it grows, like `tail -f` (one uncompressed file; stop with Ctrl-C).
+    #[arg(long)]
+    pub follow: bool,
     /// Lines longer than this become `unknown` `line_too_long` (default 64 MiB).
     #[arg(long, value_name = "N", default_value_t = agentnorm::normalize::DEFAULT_MAX_LINE_BYTES)]
     pub max_line_bytes: usize,

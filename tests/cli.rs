@@ -318,3 +318,88 @@ fn an_unfinished_document_is_read_line_by_line() {
     assert_eq!((evs[1]["type"].as_str(), evs[1]["reason"].as_str()), (Some("unknown"), Some("invalid_json")));
     assert_eq!((evs[2]["type"].as_str(), evs[2]["reason"].as_str()), (Some("unknown"), Some("not_json")));
 }
+
+#[test]
+fn folder_runs_read_nested_hidden_and_compressed_logs_and_report_unreadable_ones() {
+    use std::io::Write as _;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join(".codex/sessions/2026/11/30")).unwrap();
+    std::fs::create_dir_all(root.join("z")).unwrap();
+    std::fs::write(root.join(".codex/sessions/2026/11/30/rollout-1.jsonl"), CODEX_OK).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(CODEX_OK.as_bytes()).unwrap();
+    std::fs::write(root.join("a.jsonl.gz"), gz.finish().unwrap()).unwrap();
+    std::fs::write(root.join("b.ndjson.zst"), zstd::encode_all(CODEX_OK.as_bytes(), 3).unwrap()).unwrap();
+    // Gzip's magic bytes, then garbage: unreadable whoever runs the test (root included).
+    std::fs::write(root.join("c.jsonl.gz"), b"\x1f\x8b\x08\x00garbage that is not deflate").unwrap();
+    std::fs::write(root.join("z/d.jsonl"), CODEX_OK).unwrap();
+    std::fs::write(root.join("z/notes.md"), "# not a log").unwrap();
+    for threads in ["1", "2", "8"] {
+        let out = run(&["--no-observed-at", "-j", threads, root.to_str().unwrap()], b"");
+        assert_eq!(out.status.code(), Some(2), "an unreadable file makes the exit status 2");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("c.jsonl.gz"));
+        let evs = events(&out);
+        let sources: Vec<String> = evs
+            .iter()
+            .filter(|e| e["type"] == "run_started")
+            .map(|e| e["source"].as_str().unwrap().strip_prefix(root.to_str().unwrap()).unwrap().to_owned())
+            .collect();
+        assert_eq!(
+            sources,
+            ["/.codex/sessions/2026/11/30/rollout-1.jsonl", "/a.jsonl.gz", "/b.ndjson.zst", "/z/d.jsonl"]
+        );
+        assert_eq!(evs.iter().filter(|e| e["type"] == "output_delta").count(), 4, "each readable file read whole");
+        // Each file is its own stream: run_ended follows its own run_started.
+        let types: Vec<&str> = evs.iter().map(|e| e["type"].as_str().unwrap()).collect();
+        assert_eq!(types.iter().filter(|t| **t == "run_ended").count(), 4);
+    }
+}
+
+#[test]
+fn output_order_does_not_depend_on_the_thread_count() {
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..12 {
+        let body = CODEX_OK.replace("done", &format!("file {i} ").repeat(1 + i * 500));
+        std::fs::write(dir.path().join(format!("f{i:02}.jsonl")), body).unwrap();
+    }
+    let one = run(&["--no-observed-at", "-j", "1", dir.path().to_str().unwrap()], b"");
+    let many = run(&["--no-observed-at", "-j", "4", dir.path().to_str().unwrap()], b"");
+    assert_eq!(one.status.code(), Some(0));
+    assert_eq!(one.stdout, many.stdout);
+}
+
+#[test]
+fn follow_reads_a_growing_file_until_interrupted() {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("live.jsonl");
+    std::fs::write(&path, "{\"type\":\"thread.started\",\"thread_id\":\"f\"}\n").unwrap();
+    let mut child = bin().args(["--no-observed-at", "--follow"]).arg(&path).stdout(Stdio::piped()).spawn().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            if tx.send(line.unwrap()).is_err() {
+                break;
+            }
+        }
+    });
+    let timeout = std::time::Duration::from_secs(10);
+    assert!(rx.recv_timeout(timeout).unwrap().contains("run_started"));
+    assert!(rx.recv_timeout(timeout).unwrap().contains("session_started"));
+    let mut f = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+    f.write_all(b"{\"type\":\"turn.started\"}\n").unwrap();
+    assert!(rx.recv_timeout(timeout).unwrap().contains("turn_started"));
+    // SIGINT: the output so far is flushed, run_ended written, exit 130.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    assert!(rx.recv_timeout(timeout).unwrap().contains("run_ended"));
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+}
+
+#[test]
+fn follow_takes_one_file() {
+    let out = run(&["--follow"], b"");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--follow"));
+}

@@ -1,0 +1,229 @@
+//! Runs the inputs: each one its own stream (its own `run_started` / `run_ended` and detection
+//! state), up to `-j` of them at once on worker threads, their output written in input order so
+//! that it never depends on the thread count.
+//!
+//! Each input has a bounded channel of output blocks; workers take inputs in order, so the one
+//! the writer waits for is always being worked on, and memory stays bounded by the channels.
+//! Live input is flushed block by block whenever it has nothing more ready.
+
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use agentnorm::{NdjsonSink, Normalizer, Options, Summary};
+use anyhow::Result;
+
+use crate::input::{self, Input};
+
+/// Output is handed to the writer in blocks of this size when the input keeps coming.
+const WRITE_BLOCK: usize = 256 << 10;
+/// Input is read in chunks of this size.
+const READ_CHUNK: usize = 1 << 20;
+/// Output blocks that may wait per input.
+const QUEUE: usize = 8;
+/// How often a followed file is checked for new bytes.
+const FOLLOW_POLL: Duration = Duration::from_millis(100);
+
+/// How to run.
+pub struct Settings {
+    /// Normalizer options; `source` is set per input.
+    pub options: Options,
+    /// Worker threads.
+    pub threads: usize,
+    /// Keep reading the (single, uncompressed) file as it grows.
+    pub follow: bool,
+    /// Set by SIGINT.
+    pub interrupted: Arc<AtomicBool>,
+}
+
+/// What happened, for the exit status.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// Some line ended as `unknown`.
+    pub unknown: bool,
+    /// A turn failed or a stream ended with a turn open.
+    pub turn_failed: bool,
+    /// An input could not be read.
+    pub input_failed: bool,
+    /// SIGINT arrived.
+    pub interrupted: bool,
+}
+
+enum Msg {
+    Out(Vec<u8>),
+    Failed(String),
+    Done(Summary),
+}
+
+/// Normalizes every input and writes the output in input order.
+pub fn run(inputs: Vec<Input>, settings: &Settings, out: &mut impl Write) -> Result<Outcome> {
+    let n = inputs.len();
+    let mut senders = Vec::with_capacity(n);
+    let mut receivers = Vec::with_capacity(n);
+    for _ in 0..n {
+        let (tx, rx) = sync_channel::<Msg>(QUEUE);
+        senders.push(Some(tx));
+        receivers.push(rx);
+    }
+    let senders = Mutex::new(senders);
+    let next = AtomicUsize::new(0);
+    let workers = settings.threads.clamp(1, n.max(1));
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= n {
+                        break;
+                    }
+                    let Some(tx) = senders.lock().ok().and_then(|mut s| s[i].take()) else { break };
+                    worker(&inputs[i], settings, &tx);
+                }
+            });
+        }
+        // On a write error the receivers are dropped and the workers stop at their next send.
+        write_in_order(receivers, settings, out)
+    })
+}
+
+fn write_in_order(receivers: Vec<Receiver<Msg>>, settings: &Settings, out: &mut impl Write) -> Result<Outcome> {
+    let mut outcome = Outcome::default();
+    for rx in receivers {
+        for msg in rx.iter() {
+            match msg {
+                Msg::Out(bytes) => {
+                    out.write_all(&bytes)?;
+                    out.flush()?;
+                }
+                Msg::Failed(why) => {
+                    eprintln!("agentnorm: {why}");
+                    outcome.input_failed = true;
+                }
+                Msg::Done(summary) => {
+                    outcome.unknown |= summary.unknown > 0;
+                    outcome.turn_failed |= summary.turn_failed || summary.turn_open;
+                }
+            }
+        }
+        if settings.interrupted.load(Ordering::Relaxed) {
+            outcome.interrupted = true;
+            break;
+        }
+    }
+    Ok(outcome)
+}
+
+/// Normalizes one input, sending its output blocks; returns when done or when the writer is gone.
+fn worker(input: &Input, settings: &Settings, tx: &SyncSender<Msg>) {
+    let reader = if settings.follow { open_followed(input, &settings.interrupted) } else { input::open(input) };
+    let mut reader = match reader {
+        Ok(r) => r,
+        Err(e) => {
+            let _ = tx.send(Msg::Failed(format!("{}: {e}", input.name())));
+            return;
+        }
+    };
+    let opts = Options { source: input.source(), ..settings.options.clone() };
+    let mut norm = Normalizer::new(opts);
+    let mut sink = NdjsonSink::default();
+    let stdin_fd = matches!(input, Input::Stdin).then_some(0);
+    let mut buf = vec![0u8; READ_CHUNK];
+    let mut fed = false;
+    loop {
+        if settings.interrupted.load(Ordering::Relaxed) {
+            break;
+        }
+        let n = match reader.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                let _ = tx.send(Msg::Failed(format!("{}: {e}", input.name())));
+                if !fed {
+                    // Unreadable from the start: no events for it.
+                    return;
+                }
+                break;
+            }
+        };
+        fed = true;
+        norm.feed(&buf[..n], &mut sink);
+        if (sink.buf.len() >= WRITE_BLOCK || !more_ready(stdin_fd, settings.follow))
+            && !sink.buf.is_empty()
+            && tx.send(Msg::Out(std::mem::take(&mut sink.buf))).is_err()
+        {
+            return;
+        }
+    }
+    let summary = norm.finish(&mut sink);
+    if !sink.buf.is_empty() && tx.send(Msg::Out(sink.buf)).is_err() {
+        return;
+    }
+    let _ = tx.send(Msg::Done(summary));
+}
+
+/// Whether the input has more bytes ready right now (files always do; a followed file is
+/// flushed after each read, since it is being watched live).
+fn more_ready(stdin_fd: Option<i32>, follow: bool) -> bool {
+    if follow {
+        return false;
+    }
+    let Some(fd) = stdin_fd else { return true };
+    #[cfg(unix)]
+    {
+        let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+        // SAFETY: `p` is a valid pollfd for the duration of the call; a zero timeout never blocks.
+        let r = unsafe { libc::poll(&mut p, 1, 0) };
+        r > 0
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = fd;
+        false
+    }
+}
+
+/// A file read like `tail -f`: at its end, waits for more instead of ending. A file that shrinks
+/// (truncated or rotated in place) is read again from its start.
+struct Followed {
+    file: File,
+    pos: u64,
+    interrupted: Arc<AtomicBool>,
+}
+
+impl Read for Followed {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            let n = self.file.read(buf)?;
+            if n > 0 {
+                self.pos += n as u64;
+                return Ok(n);
+            }
+            if self.interrupted.load(Ordering::Relaxed) {
+                return Ok(0);
+            }
+            if self.file.metadata()?.len() < self.pos {
+                self.pos = self.file.seek(SeekFrom::Start(0))?;
+                continue;
+            }
+            std::thread::sleep(FOLLOW_POLL);
+        }
+    }
+}
+
+fn open_followed(input: &Input, interrupted: &Arc<AtomicBool>) -> io::Result<input::Reader> {
+    let Input::File(path) = input else {
+        return input::open(input);
+    };
+    let mut file = File::open(path)?;
+    let mut magic = [0u8; 4];
+    let n = file.read(&mut magic)?;
+    if magic[..n].starts_with(&[0x1f, 0x8b]) || magic[..n].starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+        return Err(io::Error::new(io::ErrorKind::Unsupported, "--follow reads uncompressed files only"));
+    }
+    file.seek(SeekFrom::Start(0))?;
+    Ok(Box::new(Followed { file, pos: 0, interrupted: Arc::clone(interrupted) }))
+}
