@@ -165,23 +165,33 @@ impl Detector {
     }
 }
 
-/// The first dialect detected in a stream (what `agentnorm detect` prints), reading lines only
-/// until one decides.
-pub fn first_dialect(mut input: impl std::io::BufRead) -> std::io::Result<Option<Dialect>> {
-    let mut parser = crate::frame::Parser::default();
-    let mut line = Vec::new();
-    loop {
-        line.clear();
-        if input.read_until(b'\n', &mut line)? == 0 {
-            return Ok(None);
-        }
-        let mut l = line.as_slice();
-        l = l.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(l);
-        let found = parser.with_frame(l, |r| r.ok().map(fit).and_then(|f| f.iter().next()));
-        if found.is_some() {
-            return Ok(found);
+/// The first dialect detected in a stream (what `agentnorm detect` prints): the stream is
+/// normalized (with its line limit and multi-line documents) only until an event names one.
+pub fn first_dialect(mut input: impl std::io::Read) -> std::io::Result<Option<Dialect>> {
+    struct First(Option<Dialect>);
+    impl crate::Sink for First {
+        fn event(&mut self, ev: &crate::Event) {
+            if self.0.is_none() {
+                self.0 = ev.env().dialect;
+            }
         }
     }
+    let mut norm = crate::Normalizer::new(crate::Options { observed_at: false, ..crate::Options::default() });
+    let mut first = First(None);
+    let mut buf = vec![0u8; 64 << 10];
+    while first.0.is_none() {
+        let n = match input.read(&mut buf) {
+            Ok(0) => {
+                norm.finish(&mut first);
+                break;
+            }
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        norm.feed(&buf[..n], &mut first);
+    }
+    Ok(first.0)
 }
 
 #[cfg(test)]

@@ -9,9 +9,9 @@
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use agentnorm::{NdjsonSink, Normalizer, Options, Summary};
 use anyhow::Result;
@@ -24,10 +24,13 @@ const WRITE_BLOCK: usize = 256 << 10;
 const READ_CHUNK: usize = 1 << 20;
 /// Output blocks that may wait per input.
 const QUEUE: usize = 8;
-/// How often a followed file is checked for new bytes.
+/// How often a followed file is checked for new bytes (and the writer for SIGINT).
 const FOLLOW_POLL: Duration = Duration::from_millis(100);
+/// How long the writer waits after SIGINT for the current input's last events.
+const GRACE: Duration = Duration::from_millis(500);
 
 /// How to run.
+#[derive(Clone)]
 pub struct Settings {
     /// Normalizer options; `source` is set per input.
     pub options: Options,
@@ -59,6 +62,9 @@ enum Msg {
 }
 
 /// Normalizes every input and writes the output in input order.
+///
+/// The workers are not joined: on SIGINT the writer returns once what was already read is
+/// written, even while a worker is blocked reading a pipe that stays open.
 pub fn run(inputs: Vec<Input>, settings: &Settings, out: &mut impl Write) -> Result<Outcome> {
     let n = inputs.len();
     let mut senders = Vec::with_capacity(n);
@@ -68,31 +74,45 @@ pub fn run(inputs: Vec<Input>, settings: &Settings, out: &mut impl Write) -> Res
         senders.push(Some(tx));
         receivers.push(rx);
     }
-    let senders = Mutex::new(senders);
-    let next = AtomicUsize::new(0);
-    let workers = settings.threads.clamp(1, n.max(1));
-    std::thread::scope(|scope| {
-        for _ in 0..workers {
-            scope.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    if i >= n {
-                        break;
-                    }
-                    let Some(tx) = senders.lock().ok().and_then(|mut s| s[i].take()) else { break };
-                    worker(&inputs[i], settings, &tx);
-                }
-            });
-        }
-        // On a write error the receivers are dropped and the workers stop at their next send.
-        write_in_order(receivers, settings, out)
-    })
+    let shared = Arc::new((inputs, Mutex::new(senders), AtomicUsize::new(0)));
+    for _ in 0..settings.threads.clamp(1, n.max(1)) {
+        let shared = Arc::clone(&shared);
+        let settings = settings.clone();
+        std::thread::spawn(move || {
+            let (inputs, senders, next) = &*shared;
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(tx) = senders.lock().ok().and_then(|mut s| s.get_mut(i).and_then(Option::take)) else {
+                    break;
+                };
+                worker(&inputs[i], &settings, &tx);
+            }
+        });
+    }
+    // On a write error the receivers are dropped and the workers stop at their next send.
+    write_in_order(receivers, settings, out)
 }
 
 fn write_in_order(receivers: Vec<Receiver<Msg>>, settings: &Settings, out: &mut impl Write) -> Result<Outcome> {
     let mut outcome = Outcome::default();
+    let mut deadline = None;
     for rx in receivers {
-        for msg in rx.iter() {
+        loop {
+            let msg = match rx.recv_timeout(FOLLOW_POLL) {
+                Ok(msg) => msg,
+                Err(RecvTimeoutError::Disconnected) => break,
+                Err(RecvTimeoutError::Timeout) => {
+                    if settings.interrupted.load(Ordering::Relaxed) {
+                        // Give the worker a moment to write run_ended; a blocked read gets none.
+                        let d = *deadline.get_or_insert_with(|| Instant::now() + GRACE);
+                        if Instant::now() >= d {
+                            outcome.interrupted = true;
+                            return Ok(outcome);
+                        }
+                    }
+                    continue;
+                }
+            };
             match msg {
                 Msg::Out(bytes) => {
                     out.write_all(&bytes)?;

@@ -295,9 +295,9 @@ impl<'t> Val<'t> {
         (f.fract() == 0.0 && f.abs() < 9.2e18).then_some(f as i64)
     }
 
-    /// Any number as f64.
+    /// Any finite number as f64.
     pub fn f64(&self) -> Option<f64> {
-        self.v.cast_f64()
+        self.v.cast_f64().filter(|f| f.is_finite())
     }
 
     /// `get(key)` as f64.
@@ -337,11 +337,33 @@ impl<'t> Val<'t> {
         self.get(key)?.array()
     }
 
-    /// The key/value pairs, when this is an object (duplicates included, in input order).
-    pub fn entries(&self) -> Option<impl Iterator<Item = (&'t str, Val<'t>)> + use<'t>> {
+    /// The key/value pairs, when this is an object, in input order; a duplicate key appears
+    /// once, at its last position, with its last value.
+    pub fn entries(&self) -> Option<Vec<(&'t str, Val<'t>)>> {
         let obj = self.v.as_object()?;
         let (base, orig, structurals) = (self.base, self.orig, self.structurals);
-        Some(obj.iter().map(move |(k, v)| (k, Val { v, base, orig, structurals })))
+        let mut pairs: Vec<(&'t str, Val<'t>)> =
+            obj.iter().map(move |(k, v)| (k, Val { v, base, orig, structurals })).collect();
+        // Last one wins: keep a pair only if its key does not come again (linear for small
+        // objects, hashed for large ones so that hostile input stays linear).
+        let dup = if pairs.len() <= 16 {
+            (0..pairs.len()).any(|i| pairs[i + 1..].iter().any(|(k, _)| *k == pairs[i].0))
+        } else {
+            let mut seen = std::collections::HashSet::with_capacity(pairs.len());
+            !pairs.iter().all(|(k, _)| seen.insert(*k))
+        };
+        if dup {
+            let mut last = std::collections::HashMap::with_capacity(pairs.len());
+            for (i, (k, _)) in pairs.iter().enumerate() {
+                last.insert(*k, i);
+            }
+            let mut i = 0;
+            pairs.retain(|(k, _)| {
+                i += 1;
+                last.get(k) == Some(&(i - 1))
+            });
+        }
+        Some(pairs)
     }
 
     /// The value as compact JSON (duplicate keys collapsed, last wins).
@@ -377,16 +399,10 @@ impl<'t> Val<'t> {
             }
         } else if let Some(entries) = self.entries() {
             out.push(b'{');
-            let pairs: Vec<_> = entries.collect();
-            let mut first = true;
-            for (i, (k, v)) in pairs.iter().enumerate() {
-                if pairs[i + 1..].iter().any(|(k2, _)| k2 == k) {
-                    continue;
-                }
-                if !first {
+            for (i, (k, v)) in entries.iter().enumerate() {
+                if i > 0 {
                     out.push(b',');
                 }
-                first = false;
                 crate::json::push_str(out, k);
                 out.push(b':');
                 v.write_json(out);

@@ -6,7 +6,7 @@ mod cli;
 mod exec;
 mod input;
 
-use std::io::{self, BufReader, Write};
+use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -52,7 +52,7 @@ fn detect(paths: &[PathBuf]) -> Result<u8> {
     let mut failed = false;
     let mut stdout = io::stdout().lock();
     for input in input::expand(paths, &mut failed) {
-        match input::open(&input).and_then(|r| agentnorm::detect::first_dialect(BufReader::new(r))) {
+        match input::open(&input).and_then(agentnorm::detect::first_dialect) {
             Ok(d) => writeln!(stdout, "{}\t{}", d.map_or("unknown", Dialect::as_str), input.name())?,
             Err(e) => {
                 eprintln!("agentnorm: {}: {e}", input.name());

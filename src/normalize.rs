@@ -11,7 +11,7 @@
 //! memchr, handles CRLF, a BOM, blank lines, a last line without newline and lines over the
 //! size limit, and writes `run_started` / `run_ended`.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use base64::Engine as _;
 
@@ -189,10 +189,10 @@ pub struct Fold {
     opts: Options,
     detector: Detector,
     session_id: Option<String>,
-    sessions: HashSet<String>,
-    tools: HashMap<String, (String, ToolKind)>,
-    streamed: HashSet<String>,
-    usage_done: HashSet<String>,
+    sessions: Recent<()>,
+    tools: Recent<(String, ToolKind)>,
+    streamed: Recent<()>,
+    usage_done: Recent<()>,
     stream_msg: Option<(String, Usage, Option<String>)>,
     rate: HashMap<String, (Option<String>, Option<f64>)>,
     turn_open: bool,
@@ -205,6 +205,151 @@ pub struct Fold {
     pending: Vec<Event>,
     /// `line_end` of the frame being applied, when it spans several lines.
     line_end: Option<u64>,
+    /// Text written in the current turn, for CLIs that repeat it.
+    turn_text: TurnText,
+    /// The last cumulative token total (Codex `token_count`).
+    last_total: Option<Usage>,
+    /// A `turn_started` was written and its turn has not ended.
+    turn_started: bool,
+    /// Usage and cost of the current turn's steps (OpenCode).
+    steps: Steps,
+}
+
+/// Distinct frame types counted in `run_ended.unknown_frames`; the rest count as `(other)`.
+const MAX_UNKNOWN_FRAMES: usize = 1024;
+
+/// Ids remembered for dedupe and pairing, the oldest forgotten past a bound so that memory does
+/// not grow with the length of a stream (a message's repeats and a tool's result come soon after
+/// it; 4 096 messages or 65 536 tool calls later they are long done).
+#[derive(Debug)]
+struct Recent<V> {
+    map: HashMap<String, V>,
+    order: std::collections::VecDeque<String>,
+    cap: usize,
+}
+
+impl<V> Recent<V> {
+    fn new(cap: usize) -> Recent<V> {
+        Recent { map: HashMap::new(), order: std::collections::VecDeque::new(), cap }
+    }
+
+    fn contains(&self, k: &str) -> bool {
+        self.map.contains_key(k)
+    }
+
+    fn get(&self, k: &str) -> Option<&V> {
+        self.map.get(k)
+    }
+
+    /// Inserts; returns false (and changes nothing) when `k` is already there.
+    fn insert_with(&mut self, k: String, v: V) -> bool {
+        if self.map.contains_key(&k) {
+            return false;
+        }
+        if self.order.len() >= self.cap
+            && let Some(old) = self.order.pop_front()
+        {
+            self.map.remove(&old);
+        }
+        self.order.push_back(k.clone());
+        self.map.insert(k, v);
+        true
+    }
+
+    fn clear(&mut self) {
+        self.map.clear();
+        self.order.clear();
+    }
+}
+
+impl Recent<()> {
+    fn insert(&mut self, k: String) -> bool {
+        self.insert_with(k, ())
+    }
+}
+
+/// Text written in the current turn, so that repeats are written once.
+#[derive(Debug, Default)]
+struct TurnText {
+    /// Everything written this turn.
+    turn: String,
+    /// Fragments since the last whole message.
+    segment: String,
+}
+
+impl TurnText {
+    /// The part of `text` not yet written, if any; records it as written.
+    fn fresh(&mut self, text: &str, fragment: bool) -> Option<String> {
+        let new = if fragment {
+            self.segment.push_str(text);
+            text
+        } else if !self.segment.is_empty() && text.starts_with(self.segment.as_str()) {
+            let rest = &text[self.segment.len()..];
+            self.segment.clear();
+            rest
+        } else if !self.turn.is_empty() && self.turn.ends_with(text) {
+            self.segment.clear();
+            ""
+        } else {
+            self.segment.clear();
+            text
+        };
+        if new.is_empty() {
+            return None;
+        }
+        self.turn.push_str(new);
+        Some(new.to_owned())
+    }
+
+    fn reset(&mut self) {
+        self.turn.clear();
+        self.segment.clear();
+    }
+
+    fn has_segment(&self) -> bool {
+        !self.segment.is_empty()
+    }
+}
+
+/// The sums over a turn's steps.
+#[derive(Debug, Default)]
+struct Steps {
+    usage: Option<Usage>,
+    cost: Option<f64>,
+}
+
+impl Steps {
+    fn add(&mut self, u: &Usage, cost: Option<f64>) {
+        let sum = self.usage.get_or_insert_with(Usage::default);
+        let add = |a: &mut Option<u64>, b: Option<u64>| {
+            if let Some(b) = b {
+                *a = Some(a.unwrap_or(0) + b);
+            }
+        };
+        add(&mut sum.input, u.input);
+        add(&mut sum.cache_read, u.cache_read);
+        add(&mut sum.cache_write, u.cache_write);
+        add(&mut sum.output, u.output);
+        add(&mut sum.reasoning, u.reasoning);
+        if let Some(c) = cost {
+            self.cost = Some(self.cost.unwrap_or(0.0) + c);
+        }
+    }
+
+    /// The turn's `turn_completed`, with the sums; starts a new turn.
+    fn turn_completed(&mut self, stop_reason: Option<String>) -> Event {
+        let Steps { usage, cost } = std::mem::take(self);
+        Event::TurnCompleted {
+            env: Envelope::default(),
+            usage,
+            usage_scope: None,
+            cost_usd: cost,
+            duration_ms: None,
+            num_turns: None,
+            result: None,
+            stop_reason,
+        }
+    }
 }
 
 impl Fold {
@@ -214,10 +359,10 @@ impl Fold {
             detector: Detector::new(opts.dialect),
             opts,
             session_id: None,
-            sessions: HashSet::new(),
-            tools: HashMap::new(),
-            streamed: HashSet::new(),
-            usage_done: HashSet::new(),
+            sessions: Recent::new(1 << 10),
+            tools: Recent::new(1 << 16),
+            streamed: Recent::new(1 << 12),
+            usage_done: Recent::new(1 << 12),
             stream_msg: None,
             rate: HashMap::new(),
             turn_open: false,
@@ -229,6 +374,10 @@ impl Fold {
             observed_at: None,
             pending: Vec::new(),
             line_end: None,
+            turn_text: TurnText::default(),
+            last_total: None,
+            turn_started: false,
+            steps: Steps::default(),
         }
     }
 
@@ -305,16 +454,16 @@ impl Fold {
     }
 
     fn frame(&mut self, d: Dialect, m: Mapped, line_no: u64, line: &[u8], sink: &mut dyn Sink) {
-        if let Some(reason) = m.unknown {
-            let frame = (!m.frame.is_empty()).then_some(m.frame);
-            return self.unknown_line(reason, frame, Some(d), line_no, line, sink);
-        }
-        let mut new_session = false;
         if let Some(id) = &m.session_id
             && self.session_id.as_deref() != Some(id.as_str())
         {
             self.session_id = Some(id.clone());
         }
+        if let Some(reason) = m.unknown {
+            let frame = (!m.frame.is_empty()).then_some(m.frame);
+            return self.unknown_line(reason, frame, Some(d), line_no, line, sink);
+        }
+        let mut new_session = false;
         let mut out = std::mem::take(&mut self.pending);
         for piece in m.pieces {
             self.resolve(piece, line_no, &mut out, &mut new_session);
@@ -322,7 +471,7 @@ impl Fold {
         if out.is_empty() {
             out.push(Event::heartbeat(m.frame.clone()));
         }
-        let at = m.at.as_deref().map(normalize_at);
+        let at = m.at.as_deref().and_then(normalize_at);
         for ev in out.drain(..) {
             self.emit_line(ev, Some(d), line_no, line, m.parent_tool_id.clone(), at.clone(), sink);
         }
@@ -334,8 +483,17 @@ impl Fold {
         match piece {
             Piece::Event(ev) => self.event(ev, line_no, out, new_session),
             Piece::WholeMessage { message_id, event } => {
-                if !message_id.is_some_and(|id| self.streamed.contains(&id)) {
-                    self.event(event, line_no, out, new_session);
+                if message_id.as_ref().is_some_and(|id| self.streamed.contains(id)) {
+                    return;
+                }
+                match event {
+                    // Deltas streamed without a message_start naming their message (a stream
+                    // joined midway): the whole message repeats them, write only the rest.
+                    Event::OutputDelta { text, .. } if self.turn_text.has_segment() => {
+                        let piece = Piece::TurnText { text, fragment: false, message_id };
+                        self.resolve(piece, line_no, out, new_session);
+                    }
+                    _ => self.event(event, line_no, out, new_session),
                 }
             }
             Piece::StreamStart { message_id, usage, model } => {
@@ -344,6 +502,9 @@ impl Fold {
                 self.stream_msg = Some((message_id, usage, model));
             }
             Piece::StreamText(mut ev) => {
+                if let (Event::OutputDelta { text, .. }, None) = (&ev, &self.stream_msg) {
+                    self.turn_text.fresh(&text.as_str(), true);
+                }
                 if let (Event::OutputDelta { message_id, .. }, Some((id, _, _))) = (&mut ev, &self.stream_msg) {
                     *message_id = Some(id.clone());
                 }
@@ -387,6 +548,48 @@ impl Fold {
                 self.tools.clear();
                 *new_session = true;
             }
+            Piece::TurnText { text, fragment, message_id } => {
+                let new = self.turn_text.fresh(&text.as_str(), fragment);
+                if let Some(t) = new {
+                    let text = if t.len() == text.as_str().len() { text } else { Text::from(t) };
+                    self.event(
+                        Event::OutputDelta { env: Envelope::default(), text, message_id },
+                        line_no,
+                        out,
+                        new_session,
+                    );
+                }
+            }
+            Piece::TokenCount { total, event } => {
+                if self.last_total == Some(total) {
+                    return;
+                }
+                self.last_total = Some(total);
+                if let Some(ev) = event {
+                    self.event(ev, line_no, out, new_session);
+                }
+            }
+            Piece::StepStart => {
+                if !self.turn_started {
+                    self.event(Event::TurnStarted { env: Envelope::default() }, line_no, out, new_session);
+                }
+            }
+            Piece::StepFinish { event, cost_usd, ends_turn, stop_reason } => {
+                if let Event::Usage { usage, .. } = &event {
+                    self.steps.add(usage, cost_usd);
+                }
+                self.event(event, line_no, out, new_session);
+                if ends_turn {
+                    let ev = self.steps.turn_completed(stop_reason);
+                    self.event(ev, line_no, out, new_session);
+                }
+            }
+            Piece::Done => {
+                if self.turn_open || self.turn_started {
+                    let ev = self.steps.turn_completed(None);
+                    self.event(ev, line_no, out, new_session);
+                }
+            }
         }
     }
 
@@ -421,20 +624,16 @@ impl Fold {
                 }
             }
             Event::ToolStarted { tool_id, name, kind, .. } => {
-                if tool_id.is_empty() {
-                    *tool_id = format!("line:{line_no}");
-                }
-                if self.tools.contains_key(tool_id.as_str()) {
+                id_from_line(tool_id, line_no);
+                if self.tools.contains(tool_id) {
                     // A second start of a started call (or the start a completion line carries for
                     // CLIs without start frames): nothing new. The line's heartbeat covers it.
                     return;
                 }
-                self.tools.insert(tool_id.clone(), (name.clone(), *kind));
+                self.tools.insert_with(tool_id.clone(), (name.clone(), *kind));
             }
             Event::ToolCompleted { tool_id, name, kind, .. } => {
-                if tool_id.is_empty() {
-                    *tool_id = format!("line:{line_no}");
-                }
+                id_from_line(tool_id, line_no);
                 match self.tools.get(tool_id.as_str()) {
                     Some((n, k)) => {
                         name.get_or_insert_with(|| n.clone());
@@ -443,7 +642,7 @@ impl Fold {
                     None => {
                         let n = name.clone().unwrap_or_else(|| "unknown".to_owned());
                         let k = kind.unwrap_or(ToolKind::Other);
-                        self.tools.insert(tool_id.clone(), (n.clone(), k));
+                        self.tools.insert_with(tool_id.clone(), (n.clone(), k));
                         out.push(Event::ToolStarted {
                             env: Envelope::default(),
                             tool_id: tool_id.clone(),
@@ -472,10 +671,16 @@ impl Fold {
             | Event::ToolStarted { .. }
             | Event::ToolCompleted { .. }
             | Event::Usage { .. } => self.turn_open = true,
-            Event::TurnCompleted { .. } | Event::Interrupt { .. } => self.turn_open = false,
-            Event::TurnFailed { .. } => {
+            _ => {}
+        }
+        match &ev {
+            Event::TurnStarted { .. } => self.turn_started = true,
+            Event::TurnCompleted { .. } | Event::Interrupt { .. } | Event::TurnFailed { .. } => {
                 self.turn_open = false;
-                self.turn_failed = true;
+                self.turn_started = false;
+                self.turn_text.reset();
+                self.steps = Steps::default();
+                self.turn_failed |= matches!(ev, Event::TurnFailed { .. });
             }
             _ => {}
         }
@@ -492,7 +697,11 @@ impl Fold {
         sink: &mut dyn Sink,
     ) {
         if reason == UnknownReason::UnrecognizedFrame {
-            let key = frame.clone().unwrap_or_else(|| "(no type)".to_owned());
+            let mut key = frame.clone().unwrap_or_else(|| "(no type)".to_owned());
+            // Bounded: a stream of ever-new frame types must not grow the state without end.
+            if self.unknown_frames.len() >= MAX_UNKNOWN_FRAMES && !self.unknown_frames.contains_key(&key) {
+                key = "(other)".to_owned();
+            }
             *self.unknown_frames.entry(key).or_insert(0) += 1;
         }
         let ev = unknown_event(reason, frame, line);
@@ -598,12 +807,22 @@ impl Fold {
     }
 }
 
-/// A frame timestamp as RFC 3339: strings as written, epoch numbers converted.
-fn normalize_at(at: &str) -> String {
-    match at.parse::<f64>() {
-        Ok(n) => crate::time::from_epoch(n).unwrap_or_else(|| at.to_owned()),
-        Err(_) => at.to_owned(),
+/// A tool call with no id gets `line:<n>` (SPEC §5).
+fn id_from_line(tool_id: &mut String, line_no: u64) {
+    if tool_id.is_empty() {
+        *tool_id = format!("line:{line_no}");
     }
+}
+
+/// A frame timestamp as RFC 3339: epoch numbers converted, date strings as written, anything
+/// else (a placeholder such as `<TIMESTAMP>`) left out.
+fn normalize_at(at: &str) -> Option<String> {
+    if let Ok(n) = at.parse::<f64>() {
+        return crate::time::from_epoch(n);
+    }
+    let b = at.as_bytes();
+    let dateish = b.len() >= 10 && b[..4].iter().all(u8::is_ascii_digit) && b[4] == b'-' && b[7] == b'-';
+    dateish.then(|| at.to_owned())
 }
 
 /// The first 200 characters of a line.

@@ -43,7 +43,12 @@ pub fn codex(u: Val<'_>) -> Usage {
 /// was reported.
 pub fn with_context(mut u: Usage) -> Usage {
     if u.input.is_some() || u.cache_read.is_some() || u.cache_write.is_some() {
-        u.context = Some(u.input.unwrap_or(0) + u.cache_read.unwrap_or(0) + u.cache_write.unwrap_or(0));
+        // Left out rather than wrapped when hostile figures overflow.
+        u.context = u
+            .input
+            .unwrap_or(0)
+            .checked_add(u.cache_read.unwrap_or(0))
+            .and_then(|s| s.checked_add(u.cache_write.unwrap_or(0)));
     }
     u
 }

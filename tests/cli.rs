@@ -403,3 +403,59 @@ fn follow_takes_one_file() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--follow"));
 }
+
+#[test]
+fn sigint_while_stdin_is_blocked_exits_130_with_the_output_flushed() {
+    use std::io::BufRead;
+    let mut child = bin().arg("--no-observed-at").stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"{\"type\":\"thread.started\",\"thread_id\":\"x\"}\n").unwrap();
+    stdin.flush().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            if tx.send(line.unwrap()).is_err() {
+                break;
+            }
+        }
+    });
+    let timeout = std::time::Duration::from_secs(10);
+    assert!(rx.recv_timeout(timeout).unwrap().contains("run_started"));
+    assert!(rx.recv_timeout(timeout).unwrap().contains("session_started"));
+    // The writer keeps stdin open: the read blocks, and SIGINT must still end the run.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let start = std::time::Instant::now();
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    assert!(start.elapsed() < std::time::Duration::from_secs(5));
+    drop(stdin);
+}
+
+#[test]
+fn deltas_without_a_message_start_are_not_repeated_by_the_whole_message() {
+    let input = r#"{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hi"}},"session_id":"s","uuid":"u1"}
+{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":" there"}},"session_id":"s","uuid":"u1"}
+{"type":"assistant","message":{"id":"m1","model":"x","content":[{"type":"text","text":"Hi there"}],"usage":{"input_tokens":1,"output_tokens":1}},"session_id":"s","uuid":"u2"}
+{"type":"assistant","message":{"id":"m2","model":"x","content":[{"type":"text","text":"Next"}],"usage":{"input_tokens":1,"output_tokens":1}},"session_id":"s","uuid":"u3"}
+"#;
+    let out = run(&["--no-observed-at"], input.as_bytes());
+    let text: String = events(&out)
+        .iter()
+        .filter(|e| e["type"] == "output_delta")
+        .map(|e| e["text"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(text, "Hi thereNext");
+}
+
+#[test]
+fn hostile_numbers_never_become_null_or_wrap() {
+    let input = r#"{"type":"rate_limit_event","rate_limit_info":{"status":"allowed","rateLimitType":"five_hour","utilization":1e305},"session_id":"s"}
+{"type":"assistant","session_id":"s","message":{"id":"m1","model":"x","content":[],"usage":{"input_tokens":18446744073709551615,"cache_read_input_tokens":5}}}
+"#;
+    let out = run(&["--no-observed-at"], input.as_bytes());
+    let text = String::from_utf8(out.stdout.clone()).unwrap();
+    assert!(!text.contains("null"), "{text}");
+    let evs = events(&out);
+    let usage = evs.iter().find(|e| e["type"] == "usage").unwrap();
+    assert!(usage["usage"].get("context").is_none(), "an overflowing sum is left out");
+}

@@ -31,10 +31,6 @@ pub fn map(f: Val<'_>, m: &mut Mapped) {
     }
 }
 
-fn env() -> Envelope {
-    Envelope::default()
-}
-
 fn system(f: Val<'_>, m: &mut Mapped) {
     let Some(sub) = f.str_at("subtype") else {
         return m.unknown(UnknownReason::MalformedFrame, None);
@@ -49,7 +45,7 @@ fn system(f: Val<'_>, m: &mut Mapped) {
                 .array_at("tools")
                 .map(|a| a.filter_map(|t| t.str().or_else(|| t.str_at("name")).map(str::to_owned)).collect::<Vec<_>>());
             m.push(Event::SessionStarted {
-                env: env(),
+                env: Envelope::default(),
                 model: f.string_at("model"),
                 cwd: f.string_at("cwd"),
                 cli_version: f.string_at("claude_code_version"),
@@ -76,13 +72,13 @@ fn system(f: Val<'_>, m: &mut Mapped) {
         "compact_boundary" => {
             let meta = f.get("compact_metadata");
             m.push(Event::Compacted {
-                env: env(),
+                env: Envelope::default(),
                 trigger: meta.and_then(|x| x.string_at("trigger")),
                 pre_tokens: meta.and_then(|x| x.u64_at("pre_tokens")),
                 post_tokens: meta.and_then(|x| x.u64_at("post_tokens")),
             });
         }
-        "thinking_tokens" => m.push(Event::Reasoning { env: env(), text: None }),
+        "thinking_tokens" => m.push(Event::Reasoning { env: Envelope::default(), text: None }),
         "task_started" => subagent(f, m, SubagentOperation::Spawn, None),
         "task_progress" => subagent(f, m, SubagentOperation::Update, None),
         "task_updated" => {
@@ -117,7 +113,7 @@ fn subagent(f: Val<'_>, m: &mut Mapped, operation: SubagentOperation, raw_status
     };
     let status = raw_status.map_or(SubagentStatus::Running, subagent_status);
     m.push(Event::Subagent {
-        env: env(),
+        env: Envelope::default(),
         child_id,
         operation,
         status,
@@ -140,12 +136,13 @@ fn assistant(f: Val<'_>, m: &mut Mapped) {
             block(b, &message_id, m);
         }
     } else if let Some(text) = msg.text_at("content") {
-        let event = Event::OutputDelta { env: env(), text, message_id: message_id.clone() };
+        let event = Event::OutputDelta { env: Envelope::default(), text, message_id: message_id.clone() };
         m.pieces.push(Piece::WholeMessage { message_id: message_id.clone(), event });
     }
     // `<synthetic>` messages (local command output, API error notices) are no model request.
     if model != Some("<synthetic>")
         && let Some(u) = msg.get("usage").filter(|u| u.is_object())
+        && !usage::claude(u).is_empty()
     {
         // Stream-json lines carry a start-of-message snapshot whose output count is not final
         // (their `stop_reason` is null); a whole message with its `stop_reason` set (Amp, older
@@ -155,7 +152,7 @@ fn assistant(f: Val<'_>, m: &mut Mapped) {
             figures.output = None;
         }
         let event = Event::Usage {
-            env: env(),
+            env: Envelope::default(),
             usage: figures,
             model: model.map(str::to_owned),
             message_id: message_id.clone(),
@@ -170,14 +167,18 @@ fn block(b: Val<'_>, message_id: &Option<String>, m: &mut Mapped) {
     match b.str_at("type") {
         Some("text") => {
             if let Some(text) = b.text_at("text").filter(|t| !t.is_empty()) {
-                m.pieces.push(whole(Event::OutputDelta { env: env(), text, message_id: message_id.clone() }));
+                m.pieces.push(whole(Event::OutputDelta {
+                    env: Envelope::default(),
+                    text,
+                    message_id: message_id.clone(),
+                }));
             }
         }
         Some("thinking") => {
             let text = b.text_at("thinking").filter(|t| !t.is_empty());
-            m.pieces.push(whole(Event::Reasoning { env: env(), text }));
+            m.pieces.push(whole(Event::Reasoning { env: Envelope::default(), text }));
         }
-        Some("redacted_thinking") => m.pieces.push(whole(Event::Reasoning { env: env(), text: None })),
+        Some("redacted_thinking") => m.pieces.push(whole(Event::Reasoning { env: Envelope::default(), text: None })),
         Some("tool_use" | "server_tool_use" | "mcp_tool_use") => tool_use(b, m),
         Some(
             "tool_result"
@@ -195,7 +196,7 @@ fn tool_use(b: Val<'_>, m: &mut Mapped) {
     let kind = tool_kind(name);
     let input = b.get("input").filter(|v| !v.is_null());
     m.push(Event::ToolStarted {
-        env: env(),
+        env: Envelope::default(),
         tool_id: b.string_at("id").unwrap_or_else(|| NO_ID.to_owned()),
         name: name.to_owned(),
         kind,
@@ -206,17 +207,12 @@ fn tool_use(b: Val<'_>, m: &mut Mapped) {
     match name {
         "TodoWrite" => {
             if let Some(items) = input.and_then(|i| i.get("todos")).and_then(plan_items) {
-                m.push(Event::PlanUpdated { env: env(), items });
+                m.push(Event::PlanUpdated { env: Envelope::default(), items });
             }
         }
         "AskUserQuestion" => {
             let questions = input.and_then(|i| i.get("questions"));
-            let prompt = questions
-                .and_then(|q| q.array())
-                .and_then(|mut a| a.next())
-                .and_then(|q| q.string_at("question"))
-                .or_else(|| input.and_then(|i| i.string_at("question")));
-            m.push(Event::NeedsInput { env: env(), prompt, questions: questions.map(|q| q.to_json()) });
+            m.push(super::needs_input(questions, input.and_then(|i| i.string_at("question"))));
         }
         _ => {}
     }
@@ -228,7 +224,7 @@ fn tool_result(b: Val<'_>, m: &mut Mapped) {
     let error = failed
         .then(|| output.as_ref().and_then(|t| super::one_line(&t.as_str())).unwrap_or_else(|| "tool error".to_owned()));
     m.push(Event::ToolCompleted {
-        env: env(),
+        env: Envelope::default(),
         tool_id: b.string_at("tool_use_id").unwrap_or_else(|| NO_ID.to_owned()),
         name: None,
         kind: None,
@@ -280,9 +276,9 @@ fn user(f: Val<'_>, m: &mut Mapped) {
         m.heartbeat();
     } else if s.starts_with("[Request interrupted by user") {
         let reason = s.trim_matches(|c| c == '[' || c == ']').to_owned();
-        m.push(Event::Interrupt { env: env(), reason });
+        m.push(Event::Interrupt { env: Envelope::default(), reason });
     } else {
-        m.push(Event::UserMessage { env: env(), text });
+        m.push(Event::UserMessage { env: Envelope::default(), text });
     }
 }
 
@@ -297,7 +293,7 @@ fn result(f: Val<'_>, m: &mut Mapped) {
     let duration_ms = f.u64_at("duration_ms");
     if !failed {
         m.push(Event::TurnCompleted {
-            env: env(),
+            env: Envelope::default(),
             usage,
             usage_scope: None,
             cost_usd,
@@ -327,7 +323,15 @@ fn result(f: Val<'_>, m: &mut Mapped) {
             k => k,
         },
     };
-    m.push(Event::TurnFailed { env: env(), error, kind: Some(kind), usage, usage_scope: None, cost_usd, duration_ms });
+    m.push(Event::TurnFailed {
+        env: Envelope::default(),
+        error,
+        kind: Some(kind),
+        usage,
+        usage_scope: None,
+        cost_usd,
+        duration_ms,
+    });
 }
 
 fn stream_event(f: Val<'_>, m: &mut Mapped) {
@@ -354,14 +358,16 @@ fn stream_event(f: Val<'_>, m: &mut Mapped) {
             let delta = ev.get("delta");
             match delta.and_then(|d| d.str_at("type")) {
                 Some("text_delta") => match delta.and_then(|d| d.text_at("text")) {
-                    Some(text) if !text.is_empty() => {
-                        m.pieces.push(Piece::StreamText(Event::OutputDelta { env: env(), text, message_id: None }))
-                    }
+                    Some(text) if !text.is_empty() => m.pieces.push(Piece::StreamText(Event::OutputDelta {
+                        env: Envelope::default(),
+                        text,
+                        message_id: None,
+                    })),
                     _ => m.heartbeat(),
                 },
                 Some("thinking_delta") => {
                     let text = delta.and_then(|d| d.text_at("thinking")).filter(|t| !t.is_empty());
-                    m.pieces.push(Piece::StreamText(Event::Reasoning { env: env(), text }))
+                    m.pieces.push(Piece::StreamText(Event::Reasoning { env: Envelope::default(), text }))
                 }
                 _ => m.heartbeat(),
             }
@@ -394,11 +400,11 @@ fn rate_limit(f: Val<'_>, m: &mut Mapped) {
         pick(info, &["resetsAt", "resets_at"]).or_else(|| own.and_then(|o| pick(o, &["resetsAt", "resets_at"])));
     let main = window.clone().unwrap_or_else(|| "primary".to_owned());
     m.push(Event::RateLimit {
-        env: env(),
+        env: Envelope::default(),
         window_minutes: super::window_minutes(&main),
         window: main.clone(),
         status: pick(info, &["status"]).and_then(|v| v.str().map(str::to_owned)),
-        used_percent: used.map(super::percent),
+        used_percent: used.and_then(super::percent),
         resets_at: resets.and_then(super::reset_time),
         overage_status: pick(info, &["overageStatus", "overage_status"]).and_then(|v| v.str().map(str::to_owned)),
         using_overage: pick(info, &["isUsingOverage", "is_using_overage"]).and_then(|v| v.bool()),
@@ -409,11 +415,11 @@ fn rate_limit(f: Val<'_>, m: &mut Mapped) {
                 continue;
             }
             m.push(Event::RateLimit {
-                env: env(),
+                env: Envelope::default(),
                 window_minutes: super::window_minutes(name),
                 window: name.to_owned(),
                 status: pick(w, &["status"]).and_then(|v| v.str().map(str::to_owned)),
-                used_percent: w.f64_at("utilization").map(super::percent),
+                used_percent: w.f64_at("utilization").and_then(super::percent),
                 resets_at: pick(w, &["resetsAt", "resets_at"]).and_then(super::reset_time),
                 overage_status: None,
                 using_overage: None,

@@ -6,7 +6,7 @@
 //! running total for the whole thread (`usage_scope: "session"`). Also reads the 0.42-era shape
 //! (`session.created`, `item_type`, `assistant_message`).
 
-use super::{Mapped, NO_ID, Piece, content_text, diagnostic, failure_kind, plan_items, subagent_status, tool_kind};
+use super::{Mapped, NO_ID, Piece, content_text, diagnostic, failure_kind, plan_items, subagent_status};
 use crate::event::{
     Envelope, Event, Json, Level, SubagentOperation, SubagentStatus, Text, ToolKind, UnknownReason, UsageScope,
 };
@@ -28,7 +28,7 @@ pub fn map(f: Val<'_>, m: &mut Mapped) {
             m.session_id = Some(id);
             m.pieces.push(Piece::ResetTools);
             m.push(Event::SessionStarted {
-                env: env(),
+                env: Envelope::default(),
                 model: None,
                 cwd: None,
                 cli_version: None,
@@ -37,11 +37,11 @@ pub fn map(f: Val<'_>, m: &mut Mapped) {
                 parent_session_id: None,
             });
         }
-        "turn.started" => m.push(Event::TurnStarted { env: env() }),
+        "turn.started" => m.push(Event::TurnStarted { env: Envelope::default() }),
         "turn.completed" => m.push(Event::TurnCompleted {
-            env: env(),
-            usage: f.get("usage").filter(|u| u.is_object()).map(usage::codex),
-            usage_scope: Some(UsageScope::Session),
+            env: Envelope::default(),
+            usage: f.get("usage").filter(|u| u.is_object()).map(usage::codex).and_then(usage::non_empty),
+            usage_scope: f.get("usage").filter(|u| u.is_object()).map(|_| UsageScope::Session),
             cost_usd: None,
             duration_ms: None,
             num_turns: None,
@@ -55,9 +55,9 @@ pub fn map(f: Val<'_>, m: &mut Mapped) {
                 .or_else(|| f.str_at("error"))
                 .unwrap_or("turn failed")
                 .to_owned();
-            let usage = f.get("usage").filter(|u| u.is_object()).map(usage::codex);
+            let usage = f.get("usage").filter(|u| u.is_object()).map(usage::codex).and_then(usage::non_empty);
             m.push(Event::TurnFailed {
-                env: env(),
+                env: Envelope::default(),
                 kind: Some(failure_kind(&error)),
                 error,
                 usage_scope: usage.map(|_| UsageScope::Session),
@@ -76,20 +76,11 @@ pub fn map(f: Val<'_>, m: &mut Mapped) {
                 if retrying { (Level::Warning, "codex.reconnecting") } else { (Level::Error, "codex.error") };
             m.push(diagnostic(level, code, message, Vec::new()));
         }
-        "request_user_input" => {
-            let questions = f.get("questions");
-            let prompt =
-                questions.and_then(|q| q.array()).and_then(|mut a| a.next()).and_then(|q| q.string_at("question"));
-            m.push(Event::NeedsInput { env: env(), prompt, questions: questions.map(|q| q.to_json()) });
-        }
+        "request_user_input" => m.push(super::needs_input(f.get("questions"), None)),
         "item.plan.delta" => m.heartbeat(),
         "item.started" | "item.updated" | "item.completed" => item(f, ty, m),
         _ => m.unknown(UnknownReason::UnrecognizedFrame, None),
     }
-}
-
-fn env() -> Envelope {
-    Envelope::default()
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -116,14 +107,14 @@ fn item(f: Val<'_>, ty: &str, m: &mut Mapped) {
     match item_type {
         "agent_message" | "assistant_message" => match (phase, it.text_at("text")) {
             (Phase::Completed, Some(text)) if !text.is_empty() => {
-                m.push(Event::OutputDelta { env: env(), text, message_id: None })
+                m.push(Event::OutputDelta { env: Envelope::default(), text, message_id: None })
             }
             _ => m.heartbeat(),
         },
         "reasoning" => match phase {
             Phase::Completed => {
                 let text = it.text_at("text").filter(|t| !t.is_empty());
-                m.push(Event::Reasoning { env: env(), text })
+                m.push(Event::Reasoning { env: Envelope::default(), text })
             }
             _ => m.heartbeat(),
         },
@@ -183,7 +174,7 @@ fn item(f: Val<'_>, ty: &str, m: &mut Mapped) {
                 tool(m, id.clone(), "todo_list", ToolKind::Plan, None, None);
             }
             if let Some(items) = it.get("items").and_then(plan_items) {
-                m.push(Event::PlanUpdated { env: env(), items });
+                m.push(Event::PlanUpdated { env: Envelope::default(), items });
             }
             if phase == Phase::Completed {
                 tool(m, id, "todo_list", ToolKind::Plan, None, None);
@@ -203,7 +194,7 @@ fn item(f: Val<'_>, ty: &str, m: &mut Mapped) {
 /// too, which the fold keeps only when the start was never seen (items without a start frame).
 fn tool(m: &mut Mapped, id: String, name: &str, kind: ToolKind, input: Option<Json>, summary: Option<String>) {
     m.push(Event::ToolStarted {
-        env: env(),
+        env: Envelope::default(),
         tool_id: id,
         name: name.to_owned(),
         kind,
@@ -215,7 +206,7 @@ fn tool(m: &mut Mapped, id: String, name: &str, kind: ToolKind, input: Option<Js
 
 fn completed(it: &Val<'_>, ok: bool, output: Option<Text>, exit_code: Option<i64>, error: Option<String>) -> Event {
     Event::ToolCompleted {
-        env: env(),
+        env: Envelope::default(),
         tool_id: it.string_at("id").unwrap_or_else(|| NO_ID.to_owned()),
         name: None,
         kind: None,
@@ -231,7 +222,7 @@ fn collab(it: &Val<'_>, phase: Phase, id: String, m: &mut Mapped) {
     let name = it.str_at("tool").unwrap_or("collab_tool_call");
     let prompt = it.str_at("prompt");
     let input = it.subset_json(&["tool", "prompt", "receiver_thread_ids"]);
-    tool(m, id.clone(), name, tool_kind(name), input, prompt.and_then(super::one_line));
+    tool(m, id.clone(), name, ToolKind::Task, input, prompt.and_then(super::one_line));
     if phase != Phase::Completed {
         return;
     }
@@ -266,7 +257,7 @@ fn collab(it: &Val<'_>, phase: Phase, id: String, m: &mut Mapped) {
             (None, false) => SubagentStatus::Failed,
         };
         m.push(Event::Subagent {
-            env: env(),
+            env: Envelope::default(),
             child_id: child,
             operation,
             status,

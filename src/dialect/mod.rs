@@ -55,6 +55,44 @@ pub enum Piece {
     StreamText(Event),
     /// A new session or process began: per-process ids (Codex `item_0`, …) start over.
     ResetTools,
+    /// Assistant text of CLIs that repeat what they streamed (Gemini `delta`s then a whole
+    /// message, Cursor partial flushes then a final repeat): only text not yet emitted in the
+    /// current turn is written.
+    TurnText {
+        /// The text.
+        text: Text,
+        /// A streamed fragment (always new), as opposed to a whole message or segment that may
+        /// repeat fragments.
+        fragment: bool,
+        /// The message id, where known.
+        message_id: Option<String>,
+    },
+    /// A cumulative token counter (Codex `token_count`): `event` (the per-request `usage`) is
+    /// written only when `total` changed since the last one of the stream.
+    TokenCount {
+        /// The running total the CLI reported.
+        total: Usage,
+        /// The `usage` event for the last request.
+        event: Option<Event>,
+    },
+    /// One step of a multi-step turn began (OpenCode `step_start`): a `turn_started` when no
+    /// turn is open yet.
+    StepStart,
+    /// One step of a turn ended with its usage (OpenCode `step_finish`): a `usage` event for the
+    /// step; when it ends the turn, a `turn_completed` whose usage and cost are the sums over the
+    /// turn's steps.
+    StepFinish {
+        /// The `usage` event of the step.
+        event: Event,
+        /// The step's cost.
+        cost_usd: Option<f64>,
+        /// Whether the step ends the turn.
+        ends_turn: bool,
+        /// Why the step ended.
+        stop_reason: Option<String>,
+    },
+    /// The agent went idle (OpenCode `done`): a `turn_completed` when the turn has none yet.
+    Done,
 }
 
 /// What an adapter makes of one frame.
@@ -93,6 +131,12 @@ impl Mapped {
         }
         self.unknown = Some(reason);
     }
+}
+
+/// A `needs_input` from a list of structured questions (`[{question, …}]`) and/or a prompt.
+pub fn needs_input(questions: Option<Val<'_>>, prompt: Option<String>) -> Event {
+    let first = questions.and_then(|q| q.array()).and_then(|mut a| a.next()).and_then(|q| q.string_at("question"));
+    Event::NeedsInput { env: Envelope::default(), prompt: first.or(prompt), questions: questions.map(|q| q.to_json()) }
 }
 
 /// A diagnostic event; the fold fills `raw` with the source line.
@@ -137,8 +181,10 @@ pub fn window_minutes(window: &str) -> Option<u64> {
 }
 
 /// A 0–1 fraction as a percentage, rounded to 1/100 so that `0.57` reads `57`, not `56.99999999999999`.
-pub fn percent(fraction: f64) -> f64 {
-    (fraction * 10_000.0).round() / 100.0
+/// `None` for a negative or non-finite reading.
+pub fn percent(fraction: f64) -> Option<f64> {
+    let p = (fraction * 10_000.0).round() / 100.0;
+    (p.is_finite() && p >= 0.0).then_some(p)
 }
 
 /// A reset time given as epoch seconds / milliseconds or as an RFC 3339 string.
