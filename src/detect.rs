@@ -72,7 +72,7 @@ pub fn fit(frame: Val<'_>) -> Fit {
         return Fit::only(Dialect::ClaudeTranscript);
     }
     let Some(ty) = ty else {
-        return Fit::NONE;
+        return untyped(frame);
     };
     match ty {
         "thread.started" | "turn.started" | "turn.completed" | "turn.failed" | "item.started" | "item.updated"
@@ -95,13 +95,50 @@ pub fn fit(frame: Val<'_>) -> Fit {
             Fit::only(Dialect::Gemini)
         }
         "step_start" | "step_finish" | "text" | "reasoning" | "tool_use" | "done" => Fit::only(Dialect::Opencode),
-        "tool_call" | "thinking" => Fit::only(Dialect::Cursor),
+        "tool_call" | "thinking" | "interaction_query" => Fit::only(Dialect::Cursor),
+        // Gemini's result has a `status` and no Claude/Cursor `subtype` / `is_error`.
+        "result"
+            if frame.get("status").is_some() && frame.get("subtype").is_none() && frame.get("is_error").is_none() =>
+        {
+            Fit::only(Dialect::Gemini)
+        }
         "stream_event" | "rate_limit_event" | "control_response" | "control_request" | "keep_alive" | "active_goal" => {
             Fit::only(Dialect::Claude)
         }
         "system" | "assistant" | "user" | "result" => claude_or_cursor(frame, ty),
         _ => Fit::NONE,
     }
+}
+
+/// Frames without a `type`: Gemini's `--output-format json` object, and the config and prompt
+/// lines legacy Codex writes before its events.
+fn untyped(frame: Val<'_>) -> Fit {
+    let has = |k: &str| frame.get(k).is_some();
+    if has("session_id") && (has("response") || has("stats")) || has("response") && has("stats") {
+        return Fit::only(Dialect::Gemini);
+    }
+    let Some(entries) = frame.entries() else { return Fit::NONE };
+    if let [("prompt", p)] = entries.as_slice()
+        && p.str().is_some()
+    {
+        return Fit::only(Dialect::CodexLegacy);
+    }
+    const CONFIG: [&str; 10] = [
+        "model",
+        "provider",
+        "approval",
+        "sandbox",
+        "workdir",
+        "reasoning effort",
+        "reasoning summaries",
+        "reasoning_effort",
+        "reasoning_summaries",
+        "cwd",
+    ];
+    let config = !entries.is_empty()
+        && (has("model") || has("provider") || has("sandbox"))
+        && entries.iter().all(|(k, v)| CONFIG.contains(k) && v.str().is_some());
+    if config { Fit::only(Dialect::CodexLegacy) } else { Fit::NONE }
 }
 
 /// Claude and Cursor share `system`/`assistant`/`user`/`result`: look for either's marks.
@@ -213,6 +250,21 @@ mod tests {
         let both = fit_of(r#"{"type":"assistant","message":{}}"#);
         assert!(both.contains(Dialect::Claude) && both.contains(Dialect::Cursor));
         assert!(fit_of(r#"{"type":"nope"}"#).is_empty());
+        assert_eq!(fit_of(r#"{"type":"result","status":"success","stats":{}}"#).single(), Some(Dialect::Gemini));
+        assert_eq!(fit_of(r#"{"session_id":"s","response":"hi","stats":{}}"#).single(), Some(Dialect::Gemini));
+        assert_eq!(fit_of(r#"{"model":"o3","provider":"openai"}"#).single(), Some(Dialect::CodexLegacy));
+        assert_eq!(fit_of(r#"{"prompt":"do it"}"#).single(), Some(Dialect::CodexLegacy));
+        assert_eq!(fit_of(r#"{"id":"1","msg":{"type":"task_started"}}"#).single(), Some(Dialect::CodexLegacy));
+        assert_eq!(
+            fit_of(r#"{"timestamp":"t","type":"event_msg","payload":{}}"#).single(),
+            Some(Dialect::CodexRollout)
+        );
+        assert_eq!(
+            fit_of(r#"{"type":"user","parentUuid":null,"sessionId":"s"}"#).single(),
+            Some(Dialect::ClaudeTranscript)
+        );
+        assert_eq!(fit_of(r#"{"type":"step_start","sessionID":"s","part":{}}"#).single(), Some(Dialect::Opencode));
+        assert!(fit_of(r#"{"silly":"this"}"#).is_empty());
     }
 
     #[test]

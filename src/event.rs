@@ -121,6 +121,10 @@ pub struct Envelope {
     /// When agentnorm read the line, RFC 3339 UTC with milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_at: Option<String>,
+    /// Extension: true on every event of a Claude transcript sidechain (a subagent's lines
+    /// written inline in its parent's transcript).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sidechain: Option<bool>,
     /// With `--raw`: the source line (extension; `unknown` and `diagnostic` carry it anyway).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub raw: Option<Text>,

@@ -128,8 +128,19 @@ pub enum Decoded {
     },
 }
 
-/// The dialects that have an adapter in this build.
-pub const IMPLEMENTED: [Dialect; 2] = [Dialect::Claude, Dialect::Codex];
+/// Maps one frame with the adapter of dialect `d`.
+fn map_with(d: Dialect, frame: crate::frame::Val<'_>, m: &mut Mapped) {
+    match d {
+        Dialect::Claude => dialect::claude::map(frame, m),
+        Dialect::ClaudeTranscript => dialect::claude_transcript::map(frame, m),
+        Dialect::Codex => dialect::codex::map(frame, m),
+        Dialect::CodexLegacy => dialect::codex_legacy::map(frame, m),
+        Dialect::CodexRollout => dialect::codex_rollout::map(frame, m),
+        Dialect::Gemini => dialect::gemini::map(frame, m),
+        Dialect::Opencode => dialect::opencode::map(frame, m),
+        Dialect::Cursor => dialect::cursor::map(frame, m),
+    }
+}
 
 /// Decodes one line (no line ending). Stateless: `forced` is the `--dialect` option, not the
 /// stream's detected dialect.
@@ -145,13 +156,9 @@ pub fn decode(parser: &mut Parser, line: &[u8], forced: Option<Dialect>) -> Deco
             };
             let mapped = fit
                 .iter()
-                .filter(|d| IMPLEMENTED.contains(d))
                 .map(|d| {
                     let mut m = Mapped::default();
-                    match d {
-                        Dialect::Codex => dialect::codex::map(frame, &mut m),
-                        _ => dialect::claude::map(frame, &mut m),
-                    }
+                    map_with(d, frame, &mut m);
                     (d, m)
                 })
                 .collect();
@@ -213,6 +220,47 @@ pub struct Fold {
     turn_started: bool,
     /// Usage and cost of the current turn's steps (OpenCode).
     steps: Steps,
+    /// A saved message whose usage is written once it has ended (Claude transcripts).
+    growing: Option<Growing>,
+    /// Events of earlier lines to write before the current line's.
+    deferred: Vec<(Event, u64)>,
+    /// Envelope facts of the frame being applied.
+    cur: Current,
+}
+
+/// The frame being applied: what its events carry besides `line`.
+#[derive(Debug, Default)]
+struct Current {
+    at: Option<String>,
+    parent_tool_id: Option<String>,
+    sidechain: Option<bool>,
+}
+
+/// A message's usage held until the message ends.
+#[derive(Debug)]
+struct Growing {
+    message_id: String,
+    event: Event,
+    line: u64,
+    at: Option<String>,
+    parent_tool_id: Option<String>,
+    sidechain: Option<bool>,
+}
+
+/// The larger of each figure (a growing message's counts only grow).
+fn max_usage(a: &Usage, b: &Usage) -> Usage {
+    let m = |x: Option<u64>, y: Option<u64>| match (x, y) {
+        (Some(x), Some(y)) => Some(x.max(y)),
+        (x, y) => x.or(y),
+    };
+    Usage {
+        input: m(a.input, b.input),
+        cache_read: m(a.cache_read, b.cache_read),
+        cache_write: m(a.cache_write, b.cache_write),
+        output: m(a.output, b.output),
+        reasoning: m(a.reasoning, b.reasoning),
+        context: None,
+    }
 }
 
 /// Distinct frame types counted in `run_ended.unknown_frames`; the rest count as `(other)`.
@@ -320,17 +368,7 @@ struct Steps {
 
 impl Steps {
     fn add(&mut self, u: &Usage, cost: Option<f64>) {
-        let sum = self.usage.get_or_insert_with(Usage::default);
-        let add = |a: &mut Option<u64>, b: Option<u64>| {
-            if let Some(b) = b {
-                *a = Some(a.unwrap_or(0) + b);
-            }
-        };
-        add(&mut sum.input, u.input);
-        add(&mut sum.cache_read, u.cache_read);
-        add(&mut sum.cache_write, u.cache_write);
-        add(&mut sum.output, u.output);
-        add(&mut sum.reasoning, u.reasoning);
+        self.usage = Some(usage::add(self.usage.unwrap_or_default(), *u));
         if let Some(c) = cost {
             self.cost = Some(self.cost.unwrap_or(0.0) + c);
         }
@@ -378,6 +416,9 @@ impl Fold {
             last_total: None,
             turn_started: false,
             steps: Steps::default(),
+            growing: None,
+            deferred: Vec::new(),
+            cur: Current::default(),
         }
     }
 
@@ -412,6 +453,7 @@ impl Fold {
 
     fn apply_one(&mut self, decoded: Decoded, line_no: u64, line: &[u8], sink: &mut dyn Sink) {
         self.lines = line_no;
+        self.cur = Current::default();
         match decoded {
             Decoded::Blank => {}
             Decoded::NotFrame { reason, diagnostic } => {
@@ -464,14 +506,17 @@ impl Fold {
             return self.unknown_line(reason, frame, Some(d), line_no, line, sink);
         }
         let mut new_session = false;
+        let at = m.at.as_deref().and_then(normalize_at);
+        self.cur = Current { at: at.clone(), parent_tool_id: m.parent_tool_id.clone(), sidechain: m.sidechain };
         let mut out = std::mem::take(&mut self.pending);
         for piece in m.pieces {
             self.resolve(piece, line_no, &mut out, &mut new_session);
         }
+        self.emit_deferred(Some(d), sink);
+        // A line whose pieces all resolved to nothing (repeats, held usage) is still named.
         if out.is_empty() {
             out.push(Event::heartbeat(m.frame.clone()));
         }
-        let at = m.at.as_deref().and_then(normalize_at);
         for ev in out.drain(..) {
             self.emit_line(ev, Some(d), line_no, line, m.parent_tool_id.clone(), at.clone(), sink);
         }
@@ -584,12 +629,59 @@ impl Fold {
                     self.event(ev, line_no, out, new_session);
                 }
             }
+            Piece::GrowingUsage { message_id, event } => {
+                let Event::Usage { usage, .. } = &event else { return };
+                match &mut self.growing {
+                    Some(g) if g.message_id == message_id => {
+                        if let Event::Usage { usage: held, .. } = &mut g.event {
+                            *held = usage::with_context(max_usage(held, usage));
+                        }
+                        g.line = line_no;
+                        g.at = self.cur.at.clone();
+                    }
+                    _ => {
+                        self.flush_growing();
+                        if self.usage_done.contains(&message_id) {
+                            return;
+                        }
+                        self.growing = Some(Growing {
+                            message_id,
+                            event,
+                            line: line_no,
+                            at: self.cur.at.clone(),
+                            parent_tool_id: self.cur.parent_tool_id.clone(),
+                            sidechain: self.cur.sidechain,
+                        });
+                        self.turn_open = true;
+                    }
+                }
+            }
+            Piece::EndMessage => self.flush_growing(),
             Piece::Done => {
                 if self.turn_open || self.turn_started {
                     let ev = self.steps.turn_completed(None);
                     self.event(ev, line_no, out, new_session);
                 }
             }
+        }
+    }
+
+    /// Ends the message held by a `GrowingUsage`: its usage is written before the current line's
+    /// events, with its own last line.
+    fn flush_growing(&mut self) {
+        let Some(g) = self.growing.take() else { return };
+        self.usage_done.insert(g.message_id);
+        let mut ev = g.event;
+        let env = ev.env_mut();
+        env.at = g.at;
+        env.parent_tool_id = g.parent_tool_id;
+        env.sidechain = g.sidechain;
+        self.deferred.push((ev, g.line));
+    }
+
+    fn emit_deferred(&mut self, dialect: Option<Dialect>, sink: &mut dyn Sink) {
+        for (ev, line) in std::mem::take(&mut self.deferred) {
+            self.emit(ev, Some((line, dialect)), sink);
         }
     }
 
@@ -752,6 +844,7 @@ impl Fold {
         let env = ev.env_mut();
         env.parent_tool_id = parent_tool_id;
         env.at = at;
+        env.sidechain = self.cur.sidechain;
         env.raw = env_raw;
         self.emit(ev, Some((line_no, dialect)), sink);
     }
@@ -786,7 +879,9 @@ impl Fold {
     pub fn finish(&mut self, ended_with_newline: bool, sink: &mut dyn Sink) -> Summary {
         let mut out = std::mem::take(&mut self.pending);
         self.flush_stream_usage(self.lines, &mut out, &mut false);
+        self.flush_growing();
         let dialect = self.detector.current();
+        self.emit_deferred(dialect, sink);
         for ev in out.drain(..) {
             self.emit(ev, Some((self.lines, dialect)), sink);
         }

@@ -39,6 +39,92 @@ pub fn codex(u: Val<'_>) -> Usage {
     }
 }
 
+/// Gemini stream-json `result.stats` (and each `stats.models.<m>` of the stream): `input` when
+/// present, else `input_tokens − cached`; `cached` is read from cache; `output_tokens`.
+pub fn gemini_stream(s: Val<'_>) -> Usage {
+    let cached = s.u64_at("cached");
+    Usage {
+        input: s.u64_at("input").or_else(|| match (s.u64_at("input_tokens"), cached) {
+            (Some(i), Some(c)) => Some(i.saturating_sub(c)),
+            (i, _) => i,
+        }),
+        cache_read: cached,
+        cache_write: None,
+        output: s.u64_at("output_tokens"),
+        reasoning: None,
+        context: None,
+    }
+}
+
+/// Gemini `--output-format json` `stats.models.<m>.tokens`: `input` when present, else
+/// `prompt − cached`; `output` = `candidates + thoughts`; `reasoning` = `thoughts`.
+pub fn gemini_json(t: Val<'_>) -> Usage {
+    let cached = t.u64_at("cached");
+    let thoughts = t.u64_at("thoughts");
+    let candidates = t.u64_at("candidates");
+    Usage {
+        input: t.u64_at("input").or_else(|| match (t.u64_at("prompt"), cached) {
+            (Some(p), Some(c)) => Some(p.saturating_sub(c)),
+            (p, _) => p,
+        }),
+        cache_read: cached,
+        cache_write: None,
+        output: match (candidates, thoughts) {
+            (None, None) => None,
+            (c, t) => c.unwrap_or(0).checked_add(t.unwrap_or(0)),
+        },
+        reasoning: thoughts,
+        context: None,
+    }
+}
+
+/// OpenCode `step_finish.part.tokens`: `output + reasoning` is the output (its `output` leaves
+/// reasoning out), `cache.read` / `cache.write`.
+pub fn opencode(t: Val<'_>) -> Usage {
+    let reasoning = t.u64_at("reasoning");
+    let output = t.u64_at("output");
+    Usage {
+        input: t.u64_at("input"),
+        cache_read: t.path(&["cache", "read"]).and_then(|v| v.u64()),
+        cache_write: t.path(&["cache", "write"]).and_then(|v| v.u64()),
+        output: match (output, reasoning) {
+            (None, None) => None,
+            (o, r) => o.unwrap_or(0).checked_add(r.unwrap_or(0)),
+        },
+        reasoning,
+        context: None,
+    }
+}
+
+/// Cursor `result.usage` (camelCase): `inputTokens`, `cacheReadTokens`, `cacheWriteTokens`,
+/// `outputTokens`.
+pub fn cursor(u: Val<'_>) -> Usage {
+    Usage {
+        input: u.u64_at("inputTokens"),
+        cache_read: u.u64_at("cacheReadTokens"),
+        cache_write: u.u64_at("cacheWriteTokens"),
+        output: u.u64_at("outputTokens"),
+        reasoning: None,
+        context: None,
+    }
+}
+
+/// The sum of two usages, figure by figure (absent only where both are).
+pub fn add(a: Usage, b: Usage) -> Usage {
+    let s = |x: Option<u64>, y: Option<u64>| match (x, y) {
+        (None, None) => None,
+        (x, y) => x.unwrap_or(0).checked_add(y.unwrap_or(0)),
+    };
+    Usage {
+        input: s(a.input, b.input),
+        cache_read: s(a.cache_read, b.cache_read),
+        cache_write: s(a.cache_write, b.cache_write),
+        output: s(a.output, b.output),
+        reasoning: s(a.reasoning, b.reasoning),
+        context: None,
+    }
+}
+
 /// Adds `context` (= input + cache_read + cache_write) for a `usage` event, when any of the three
 /// was reported.
 pub fn with_context(mut u: Usage) -> Usage {
@@ -88,6 +174,28 @@ mod tests {
         );
         assert_eq!(with_context(u).context, Some(38804));
         assert_eq!(u.input, Some(2));
+    }
+
+    #[test]
+    fn gemini_opencode_cursor() {
+        let g = fold(
+            r#"{"total_tokens":12659,"input_tokens":12479,"output_tokens":89,"cached":5952,"input":6527}"#,
+            gemini_stream,
+        );
+        assert_eq!((g.input, g.cache_read, g.output), (Some(6527), Some(5952), Some(89)));
+        let g = fold(r#"{"input_tokens":74,"output_tokens":26}"#, gemini_stream);
+        assert_eq!((g.input, g.cache_read), (Some(74), None));
+        let j = fold(r#"{"prompt":11554,"candidates":55,"total":11609,"cached":5944,"thoughts":0}"#, gemini_json);
+        assert_eq!((j.input, j.cache_read, j.output, j.reasoning), (Some(5610), Some(5944), Some(55), Some(0)));
+        let o = fold(r#"{"input":671,"output":8,"reasoning":3,"cache":{"read":21415,"write":0}}"#, opencode);
+        assert_eq!(
+            (o.input, o.cache_read, o.cache_write, o.output, o.reasoning),
+            (Some(671), Some(21415), Some(0), Some(11), Some(3))
+        );
+        let c =
+            fold(r#"{"inputTokens":4,"outputTokens":122,"cacheReadTokens":13535,"cacheWriteTokens":15844}"#, cursor);
+        assert_eq!(with_context(c).context, Some(29383));
+        assert_eq!(add(o, o).output, Some(22));
     }
 
     #[test]

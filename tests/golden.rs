@@ -18,7 +18,21 @@ use std::process::Command;
 
 use serde_json::Value;
 
+/// The dialects whose assistant text this file checks from the input (the others check theirs
+/// in `tests/dialect_<name>.rs`).
 const DIALECTS: [&str; 2] = ["claude", "codex"];
+
+/// Every `fixtures/<dialect>/` folder.
+fn all_dialects() -> Vec<String> {
+    let mut out: Vec<String> = std::fs::read_dir(root().join("fixtures"))
+        .expect("fixtures/")
+        .map(|e| e.expect("dir entry"))
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    out.sort();
+    out
+}
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -39,7 +53,7 @@ fn fixtures(dialect: &str) -> Vec<PathBuf> {
 }
 
 fn all_fixtures() -> Vec<PathBuf> {
-    DIALECTS.iter().flat_map(|d| fixtures(d)).collect()
+    all_dialects().iter().flat_map(|d| fixtures(d)).collect()
 }
 
 fn expected_path(fixture: &Path) -> PathBuf {
@@ -175,13 +189,12 @@ fn golden(dialect: &str) {
 }
 
 #[test]
-fn golden_claude() {
-    golden("claude");
-}
-
-#[test]
-fn golden_codex() {
-    golden("codex");
+fn golden_every_dialect() {
+    let dialects = all_dialects();
+    assert!(dialects.iter().any(|d| d == "claude") && dialects.iter().any(|d| d == "codex"));
+    for d in dialects {
+        golden(&d);
+    }
 }
 
 // ------------------------------------------------------------------------------------------------

@@ -7,7 +7,13 @@
 //! dialect needs (tool kinds, summaries, joining content blocks, failure kinds) live here once.
 
 pub mod claude;
+pub mod claude_transcript;
 pub mod codex;
+pub mod codex_legacy;
+pub mod codex_rollout;
+pub mod cursor;
+pub mod gemini;
+pub mod opencode;
 
 use crate::event::{
     Envelope, Event, FailureKind, Level, PlanItem, PlanStatus, SubagentStatus, Text, ToolKind, UnknownReason, Usage,
@@ -93,6 +99,17 @@ pub enum Piece {
     },
     /// The agent went idle (OpenCode `done`): a `turn_completed` when the turn has none yet.
     Done,
+    /// One line of a saved message whose usage grows as the message grows (Claude transcripts
+    /// write a line per content block): one `usage` per message id, written once the message has
+    /// ended, with the largest figures seen and the `line` / `at` of its last line.
+    GrowingUsage {
+        /// The message id.
+        message_id: String,
+        /// The `usage` event as this line reports it.
+        event: Event,
+    },
+    /// A line that ends any message in progress (a transcript `summary` or `system` line).
+    EndMessage,
 }
 
 /// What an adapter makes of one frame.
@@ -104,6 +121,8 @@ pub struct Mapped {
     pub session_id: Option<String>,
     /// The subagent's spawning tool call the frame names.
     pub parent_tool_id: Option<String>,
+    /// The frame belongs to a transcript sidechain.
+    pub sidechain: Option<bool>,
     /// The frame's own timestamp, as the CLI wrote it.
     pub at: Option<String>,
     /// The frame's name for `heartbeat` / `unknown` (`type`, or `type/subtype`).
@@ -210,19 +229,37 @@ pub fn tool_kind(name: &str) -> ToolKind {
         return ToolKind::Mcp;
     }
     match name {
-        "Bash" | "BashOutput" | "KillShell" | "KillBash" | "shell" | "local_shell" | "exec_command"
-        | "run_shell_command" | "command_execution" | "bash" => ToolKind::Shell,
-        "Read" | "NotebookRead" | "read_file" | "read_many_files" | "view_image" | "LS" | "list_directory" => {
-            ToolKind::Read
+        // Claude, Codex, Gemini, OpenCode, Cursor (`shellToolCall` → `shell`, see `cursor.rs`).
+        "Bash" | "BashOutput" | "KillShell" | "KillBash" | "shell" | "local_shell" | "local_shell_call"
+        | "exec_command" | "write_stdin" | "run_shell_command" | "command_execution" | "bash" | "terminal" => {
+            ToolKind::Shell
         }
-        "Write" | "write_file" => ToolKind::Write,
-        "Edit" | "MultiEdit" | "NotebookEdit" | "apply_patch" | "replace" | "edit" | "file_change" => ToolKind::Edit,
-        "Grep" | "Glob" | "glob" | "grep" | "search_file_content" | "ToolSearch" => ToolKind::Search,
-        "WebFetch" | "web_fetch" => ToolKind::Fetch,
-        "WebSearch" | "web_search" | "google_web_search" => ToolKind::WebSearch,
-        "Task" | "Agent" | "spawn_agent" | "send_input" | "wait" | "close_agent" | "collab_tool_call" => ToolKind::Task,
-        "TodoWrite" | "update_plan" | "todo_list" | "ExitPlanMode" => ToolKind::Plan,
-        "AskUserQuestion" | "request_user_input" => ToolKind::Ask,
+        "Read" | "NotebookRead" | "read_file" | "read_many_files" | "view_image" | "LS" | "list_directory" | "read"
+        | "ls" | "list" | "todoread" => ToolKind::Read,
+        "Write" | "write_file" | "write" | "create_file" => ToolKind::Write,
+        "Edit" | "MultiEdit" | "NotebookEdit" | "apply_patch" | "replace" | "edit" | "multiedit" | "patch"
+        | "file_change" | "edit_file" | "delete" | "delete_file" | "search_replace" | "str_replace" => ToolKind::Edit,
+        "Grep"
+        | "Glob"
+        | "glob"
+        | "grep"
+        | "search_file_content"
+        | "grep_search"
+        | "ToolSearch"
+        | "ripgrep"
+        | "glob_file_search"
+        | "codebase_search"
+        | "finder" => ToolKind::Search,
+        "WebFetch" | "web_fetch" | "webfetch" | "fetch" => ToolKind::Fetch,
+        "WebSearch" | "web_search" | "google_web_search" | "websearch" | "codesearch" | "web_search_call" => {
+            ToolKind::WebSearch
+        }
+        "Task" | "Agent" | "task" | "spawn_agent" | "send_input" | "wait" | "close_agent" | "collab_tool_call" => {
+            ToolKind::Task
+        }
+        "TodoWrite" | "update_plan" | "todo_list" | "ExitPlanMode" | "write_todos" | "todowrite" | "update_todos"
+        | "todo_write" => ToolKind::Plan,
+        "AskUserQuestion" | "request_user_input" | "question" | "ask_user" => ToolKind::Ask,
         _ => ToolKind::Other,
     }
 }
