@@ -3,7 +3,7 @@
 //! Each fixture is normalized by the built binary with `--no-observed-at`, its path given relative
 //! to the crate root (so `source` is stable), and the output is compared byte for byte with
 //! `fixtures/<dialect>/<name>.expected`. `UPDATE_GOLDEN=1 cargo test --test golden`
-//! rewrites the expected files instead.
+//! rewrites the expected files instead (`UPDATE_GOLDEN=<dialect>` only that folder's).
 //!
 //! Besides the byte comparison, every fixture's output is checked against the contract's
 //! invariants (SPEC §1, §3): it reads back into `agentnorm::Event`, every non-blank input line is
@@ -166,7 +166,8 @@ fn first_difference(expected: &str, actual: &str) -> String {
 }
 
 fn golden(dialect: &str) {
-    let update = std::env::var("UPDATE_GOLDEN").is_ok_and(|v| v == "1");
+    // UPDATE_GOLDEN=1 rewrites every expected file; UPDATE_GOLDEN=<dialect> only that folder's.
+    let update = std::env::var("UPDATE_GOLDEN").is_ok_and(|v| v == "1" || v == dialect);
     let mut failures = Vec::new();
     for fixture in fixtures(dialect) {
         let actual = run(&fixture);
