@@ -114,7 +114,8 @@ pub fn fit(frame: Val<'_>) -> Fit {
 /// lines legacy Codex writes before its events.
 fn untyped(frame: Val<'_>) -> Fit {
     let has = |k: &str| frame.get(k).is_some();
-    if has("session_id") && (has("response") || has("stats")) || has("response") && has("stats") {
+    let error_object = frame.get("error").is_some_and(|e| e.is_object());
+    if has("session_id") && (has("response") || has("stats") || error_object) || has("response") && has("stats") {
         return Fit::only(Dialect::Gemini);
     }
     let Some(entries) = frame.entries() else { return Fit::NONE };

@@ -325,12 +325,13 @@ pub fn content_text(content: Val<'_>) -> Option<Text> {
     Some(Text::from(out))
 }
 
-/// Plan items from a list of `{content|text|step, status}` or `{text, completed}` entries.
+/// Plan items from a list of `{content|text|step|description, status}` or `{text, completed}`
+/// entries (Gemini's `write_todos` names its items' text `description`).
 pub fn plan_items(list: Val<'_>) -> Option<Vec<PlanItem>> {
     let items = list
         .array()?
         .filter_map(|it| {
-            let text = it.str_at("content").or_else(|| it.str_at("text")).or_else(|| it.str_at("step"))?;
+            let text = ["content", "text", "step", "description"].iter().find_map(|k| it.str_at(k))?;
             let status = match (it.str_at("status"), it.bool_at("completed")) {
                 (Some("completed" | "done"), _) | (None, Some(true)) => PlanStatus::Completed,
                 (Some("in_progress" | "active"), _) => PlanStatus::InProgress,

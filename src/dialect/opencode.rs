@@ -1,11 +1,184 @@
-//! Not built yet: every frame of this dialect comes out as `unknown` `unrecognized_frame`.
+//! `opencode run --format json`: one `{type, timestamp, sessionID, part | error}` object per line.
+//!
+//! OpenCode prints the parts of its main session as they finish: `step_start` / `step_finish`
+//! around each model request, `text` and `reasoning` parts once complete, a `tool_use` part only
+//! once the call has ended, `error` from a session error, and (newer builds) `done` when the
+//! session goes idle. Its quirks:
+//! - There is no `init` frame and no model name: every line carries `sessionID`, and the first
+//!   line of a new id gives the `session_started` (the fold writes it once per id).
+//! - `timestamp` is epoch milliseconds.
+//! - A tool call has no start frame: its one `tool_use` line makes both `tool_started` and
+//!   `tool_completed`, paired by `part.callID` (not `part.id`). Exit codes are in
+//!   `state.metadata.exit` (or `exitCode` in some builds), the duration in `state.time`. OpenCode
+//!   calls a command that ran `completed` whatever its exit code: a non-zero exit makes `ok`
+//!   false, as for the other CLIs.
+//! - A turn is several steps (one per model request). Every `step_finish` is a `usage` event; the
+//!   one whose `reason` is not `tool-calls` (or that has no `reason`) ends the turn, and its
+//!   `turn_completed` carries the usage and cost summed over the turn's steps
+//!   ([`Piece::StepFinish`]). `done` completes a turn that has no `turn_completed` yet.
+//! - `tokens.output` leaves reasoning out; SPEC §4 adds it back (`usage::opencode`).
 
-use super::Mapped;
-use crate::event::UnknownReason;
+use super::{Mapped, NO_ID, Piece, content_text, failure_kind, one_line, plan_items, summary, tool_kind};
+use crate::event::{Envelope, Event, FailureKind, ToolKind, UnknownReason};
 use crate::frame::Val;
+use crate::usage;
 
-/// Maps one frame.
+/// Maps one OpenCode frame.
 pub fn map(f: Val<'_>, m: &mut Mapped) {
-    m.frame = f.string_at("type").unwrap_or_default();
-    m.unknown(UnknownReason::UnrecognizedFrame, None);
+    m.session_id = f.string_at("sessionID");
+    m.at = f.get("timestamp").and_then(|t| {
+        t.str().map(str::to_owned).or_else(|| t.u64().map(|n| n.to_string())).or_else(|| t.f64().map(|n| n.to_string()))
+    });
+    let Some(ty) = f.str_at("type") else {
+        return m.unknown(UnknownReason::UnrecognizedFrame, None);
+    };
+    m.frame = ty.to_owned();
+    if m.session_id.is_some() {
+        // Written once per new id by the fold.
+        m.push(Event::SessionStarted {
+            env: Envelope::default(),
+            model: None,
+            cwd: None,
+            cli_version: None,
+            permission_mode: None,
+            tools: None,
+            parent_session_id: None,
+        });
+    }
+    let part = f.get("part").filter(|p| p.is_object());
+    match (ty, part) {
+        ("step_start", _) => m.pieces.push(Piece::StepStart),
+        ("text", Some(p)) => match p.text_at("text") {
+            // OpenCode prints a text part once, complete; an empty one says nothing.
+            Some(text) if !text.is_empty() => {
+                m.push(Event::OutputDelta { env: Envelope::default(), text, message_id: p.string_at("messageID") })
+            }
+            Some(_) => m.heartbeat(),
+            None => m.unknown(UnknownReason::MalformedFrame, None),
+        },
+        ("reasoning", Some(p)) => {
+            let text = p.text_at("text").filter(|t| !t.is_empty());
+            m.push(Event::Reasoning { env: Envelope::default(), text });
+        }
+        ("tool_use", Some(p)) => tool_use(p, m),
+        ("step_finish", Some(p)) => step_finish(p, m),
+        ("error", _) => error(f, m),
+        ("done", _) => m.pieces.push(Piece::Done),
+        ("text" | "reasoning" | "tool_use" | "step_finish", None) => m.unknown(UnknownReason::MalformedFrame, None),
+        _ => m.unknown(UnknownReason::UnrecognizedFrame, None),
+    }
+}
+
+fn tool_use(p: Val<'_>, m: &mut Mapped) {
+    let (Some(name), Some(state)) = (p.str_at("tool"), p.get("state").filter(|s| s.is_object())) else {
+        return m.unknown(UnknownReason::MalformedFrame, None);
+    };
+    let tool_id = p.string_at("callID").or_else(|| p.string_at("id")).unwrap_or_else(|| NO_ID.to_owned());
+    let kind = tool_kind(name);
+    let input = state.get("input").filter(|v| !v.is_null());
+    // The command, path, pattern, … as for every CLI (OpenCode spells paths `filePath`), else
+    // the title OpenCode shows for the call.
+    let summary = summary(kind, input)
+        .or_else(|| input.and_then(|i| i.str_at("filePath")).and_then(one_line))
+        .or_else(|| state.str_at("title").and_then(one_line));
+    m.push(Event::ToolStarted {
+        env: Envelope::default(),
+        tool_id: tool_id.clone(),
+        name: name.to_owned(),
+        kind,
+        input: input.map(|v| v.to_json()),
+        summary,
+        synthetic: None,
+    });
+    if kind == ToolKind::Plan
+        && let Some(items) = input.and_then(|i| i.get("todos")).and_then(plan_items)
+    {
+        m.push(Event::PlanUpdated { env: Envelope::default(), items });
+    }
+    let meta = state.get("metadata");
+    let exit_code = meta.and_then(|md| md.get("exit").or_else(|| md.get("exitCode"))).and_then(|c| c.i64());
+    let ok = match state.str_at("status") {
+        // OpenCode calls a command that ran `completed` whatever its exit code; as for every
+        // CLI, a non-zero exit is a failed call.
+        Some("completed") => exit_code.is_none_or(|c| c == 0),
+        Some("error") => false,
+        // `pending` / `running` (not printed by `opencode run`, which waits for the end): the
+        // call has only started.
+        _ => return,
+    };
+    let time = state.get("time");
+    let duration_ms = match (time.and_then(|t| t.u64_at("start")), time.and_then(|t| t.u64_at("end"))) {
+        (Some(s), Some(e)) => e.checked_sub(s),
+        _ => None,
+    };
+    let error = (!ok).then(|| {
+        let e = state.get("error").and_then(|e| e.str().or_else(|| e.str_at("message")));
+        match (e, exit_code) {
+            (Some(e), _) => e.to_owned(),
+            (None, Some(c)) if c != 0 => format!("exit code {c}"),
+            _ => "error".to_owned(),
+        }
+    });
+    m.push(Event::ToolCompleted {
+        env: Envelope::default(),
+        tool_id,
+        name: None,
+        kind: None,
+        ok,
+        output: state.get("output").and_then(content_text),
+        exit_code,
+        error,
+        duration_ms,
+    });
+}
+
+fn step_finish(p: Val<'_>, m: &mut Mapped) {
+    let reason = p.string_at("reason");
+    let ends_turn = reason.as_deref() != Some("tool-calls");
+    let figures = p.get("tokens").filter(|t| t.is_object()).map(usage::opencode).and_then(usage::non_empty);
+    let event = match figures {
+        Some(u) => Event::Usage {
+            env: Envelope::default(),
+            usage: usage::with_context(u),
+            model: None,
+            message_id: p.string_at("messageID"),
+            context_window: None,
+        },
+        // A step without token counts still ends its step (and maybe its turn).
+        None => Event::heartbeat("step_finish"),
+    };
+    m.pieces.push(Piece::StepFinish { event, cost_usd: p.f64_at("cost"), ends_turn, stop_reason: reason });
+}
+
+fn error(f: Val<'_>, m: &mut Mapped) {
+    let err = f.get("error");
+    let name = err.and_then(|e| e.str_at("name"));
+    let message = err
+        .and_then(|e| {
+            e.path(&["data", "message"])
+                .and_then(|v| v.str())
+                .or_else(|| e.str_at("message"))
+                .or_else(|| e.str())
+                .filter(|s| !s.is_empty())
+        })
+        .or(name)
+        .unwrap_or("error")
+        .to_owned();
+    // OpenCode's named errors: `ProviderAuthError`, `MessageAbortedError`, `APIError`,
+    // `MessageOutputLengthError`, `UnknownError`, …
+    let kind = match name {
+        Some("ProviderAuthError") => FailureKind::Auth,
+        Some("MessageAbortedError") => FailureKind::Aborted,
+        Some("APIError") => FailureKind::ApiError,
+        _ => failure_kind(&message),
+    };
+    m.push(Event::TurnFailed {
+        env: Envelope::default(),
+        error: message,
+        kind: Some(kind),
+        usage: None,
+        usage_scope: None,
+        cost_usd: None,
+        duration_ms: None,
+    });
 }
