@@ -333,7 +333,11 @@ pub fn plan_items(list: Val<'_>) -> Option<Vec<PlanItem>> {
         .filter_map(|it| {
             let text = ["content", "text", "step", "description"].iter().find_map(|k| it.str_at(k))?;
             let status = match (it.str_at("status"), it.bool_at("completed")) {
-                (Some("completed" | "done"), _) | (None, Some(true)) => PlanStatus::Completed,
+                // A cancelled item is no longer to be done: `completed` (the contract has no
+                // `cancelled`); the same rule in every dialect.
+                (Some("completed" | "done" | "cancelled" | "canceled"), _) | (None, Some(true)) => {
+                    PlanStatus::Completed
+                }
                 (Some("in_progress" | "active"), _) => PlanStatus::InProgress,
                 _ => PlanStatus::Pending,
             };
