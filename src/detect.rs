@@ -88,7 +88,14 @@ pub fn fit(frame: Val<'_>) -> Fit {
                 Fit::only(Dialect::Codex)
             }
         }
-        "summary" | "file-history-snapshot" | "queue-operation" | "last-prompt" => Fit::only(Dialect::ClaudeTranscript),
+        "summary"
+        | "file-history-snapshot"
+        | "queue-operation"
+        | "last-prompt"
+        | "permission-mode"
+        | "ai-title"
+        | "custom-title"
+        | "agent-name" => Fit::only(Dialect::ClaudeTranscript),
         "init" | "message" | "tool_use" | "tool_result"
             if frame.get("sessionID").is_none() && frame.get("part").is_none() =>
         {

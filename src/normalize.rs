@@ -245,6 +245,8 @@ struct Growing {
     at: Option<String>,
     parent_tool_id: Option<String>,
     sidechain: Option<bool>,
+    /// The session the message belongs to (a later line may be of another session).
+    session_id: Option<String>,
 }
 
 /// The larger of each figure (a growing message's counts only grow).
@@ -651,6 +653,7 @@ impl Fold {
                             at: self.cur.at.clone(),
                             parent_tool_id: self.cur.parent_tool_id.clone(),
                             sidechain: self.cur.sidechain,
+                            session_id: self.session_id.clone(),
                         });
                         self.turn_open = true;
                     }
@@ -676,6 +679,7 @@ impl Fold {
         env.at = g.at;
         env.parent_tool_id = g.parent_tool_id;
         env.sidechain = g.sidechain;
+        env.session_id = g.session_id;
         self.deferred.push((ev, g.line));
     }
 
@@ -864,7 +868,10 @@ impl Fold {
             env.dialect = d;
         }
         env.source = self.opts.source.clone();
-        env.session_id = session_id;
+        // A held event (a transcript message's usage) keeps the session it was made in.
+        if env.session_id.is_none() {
+            env.session_id = session_id;
+        }
         if self.opts.observed_at {
             env.observed_at = Some(self.observed_at.get_or_insert_with(crate::time::now).clone());
         }

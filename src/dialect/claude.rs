@@ -131,14 +131,7 @@ fn assistant(f: Val<'_>, m: &mut Mapped) {
     };
     let message_id = msg.string_at("id");
     let model = msg.str_at("model");
-    if let Some(blocks) = msg.array_at("content") {
-        for b in blocks {
-            block(b, &message_id, m);
-        }
-    } else if let Some(text) = msg.text_at("content") {
-        let event = Event::OutputDelta { env: Envelope::default(), text, message_id: message_id.clone() };
-        m.pieces.push(Piece::WholeMessage { message_id: message_id.clone(), event });
-    }
+    assistant_content(msg, &message_id, m);
     // `<synthetic>` messages (local command output, API error notices) are no model request.
     if model != Some("<synthetic>")
         && let Some(u) = msg.get("usage").filter(|u| u.is_object())
@@ -159,6 +152,20 @@ fn assistant(f: Val<'_>, m: &mut Mapped) {
             context_window: None,
         };
         m.pieces.push(Piece::MessageUsage { message_id, event });
+    }
+}
+
+/// The content of an assistant `message` (an array of blocks, or a plain string): text and
+/// thinking as whole-message pieces, tool blocks as tool events. Shared with the transcript
+/// adapter, whose lines hold the same `message` shapes.
+pub(crate) fn assistant_content(msg: Val<'_>, message_id: &Option<String>, m: &mut Mapped) {
+    if let Some(blocks) = msg.array_at("content") {
+        for b in blocks {
+            block(b, message_id, m);
+        }
+    } else if let Some(text) = msg.text_at("content") {
+        let event = Event::OutputDelta { env: Envelope::default(), text, message_id: message_id.clone() };
+        m.pieces.push(Piece::WholeMessage { message_id: message_id.clone(), event });
     }
 }
 
@@ -245,6 +252,21 @@ fn user(f: Val<'_>, m: &mut Mapped) {
         m.frame = "user/synthetic".into();
         return m.heartbeat();
     }
+    match user_content(msg, m) {
+        Err(NotContent) => m.unknown(UnknownReason::MalformedFrame, None),
+        Ok(Some(text)) => user_text(text, m),
+        Ok(None) => {}
+    }
+}
+
+/// A user `message.content` that is neither a string nor an array of blocks.
+#[derive(Debug)]
+pub(crate) struct NotContent;
+
+/// The content of a user `message`: its `tool_result` blocks become `tool_completed` pieces, and
+/// its text is returned: a string as is, text blocks joined by `\n`, other blocks as `[<type>]`.
+/// `Ok(None)` when there is no text (a tool-result line). Shared with the transcript adapter.
+pub(crate) fn user_content(msg: Val<'_>, m: &mut Mapped) -> Result<Option<Text>, NotContent> {
     let content = msg.get("content");
     let mut texts: Vec<Text> = Vec::new();
     if let Some(s) = content.and_then(|c| c.text()) {
@@ -259,16 +281,22 @@ fn user(f: Val<'_>, m: &mut Mapped) {
             }
         }
     } else {
-        return m.unknown(UnknownReason::MalformedFrame, None);
+        return Err(NotContent);
     }
     if texts.is_empty() {
-        return;
+        return Ok(None);
     }
     let text = if texts.len() == 1 {
         texts.remove(0)
     } else {
         Text::from(texts.iter().map(|t| t.as_str().into_owned()).collect::<Vec<_>>().join("\n"))
     };
+    Ok(Some(text))
+}
+
+/// What the text of a user message is: a local command's echoed output (a `user/local_command`
+/// heartbeat), an interrupt (`[Request interrupted by user…]`), or the user's prompt.
+pub(crate) fn user_text(text: Text, m: &mut Mapped) {
     let s = text.as_str();
     if s.starts_with("<local-command-stdout>") || s.starts_with("<local-command-stderr>") {
         // Output of a local slash command echoed as a user line: not the user's words.

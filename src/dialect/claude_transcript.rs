@@ -1,11 +1,298 @@
-//! Not built yet: every frame of this dialect comes out as `unknown` `unrecognized_frame`.
+//! Claude Code saved sessions, `~/.claude/projects/<project>/<session>.jsonl`.
+//!
+//! A transcript is what the interactive CLI appends while it works, not a stream meant for
+//! machines, so it needs its own adapter even though its `user` / `assistant` lines hold the same
+//! `message` objects as `-p --output-format stream-json` (their content blocks are mapped by the
+//! very same code, [`super::claude`]). What differs:
+//!
+//! - **Envelope.** Every conversation line carries `uuid`, `parentUuid`, `isSidechain`,
+//!   `sessionId`, `version`, `cwd` and `timestamp` (→ `at`). A `session_started` (with `cwd`,
+//!   `cli_version` = `version`, `permission_mode`) is made at the first line carrying a new
+//!   `sessionId`; a file that goes A → B → A starts A once (the fold keeps one per id).
+//! - **One line per content block, usage growing.** A message's lines share `message.id` and each
+//!   repeats its usage; older CLIs (1.0.x) raise `output_tokens` on the last line, 2.0.x write the
+//!   start-of-stream snapshot only (its `output` undercounts, and nothing in the file says more).
+//!   Usage is a [`Piece::GrowingUsage`]: one `usage` per `message.id` with the largest figures,
+//!   written when the message has ended, with the `line` / `at` of its last line. A message ends at
+//!   the next assistant line of another id, at a `summary` or `system` line, at a user prompt or
+//!   interrupt (the user only speaks once the assistant is done), or at the end of input. Model
+//!   `<synthetic>` lines are no model request and have no usage; a line without `message.id`
+//!   counts on its own.
+//! - **User lines are rarely the user's words.** `isMeta` lines (expanded slash-command prompts,
+//!   the "Caveat: …" line), `<command-name>` / `<command-message>` stubs, `<local-command-stdout>`
+//!   / `<bash-input>` echoes and `isCompactSummary` summaries become heartbeats with the frames
+//!   `user/meta`, `user/caveat`, `user/command`, `user/local_command` and `user/compact_summary`.
+//!   `[Request interrupted by user…]` is an `interrupt`; `tool_result` blocks are
+//!   `tool_completed` (with `duration_ms` from `toolUseResult.durationMs` / `totalDurationMs`
+//!   where the CLI measured it).
+//! - **API errors** are assistant lines with `isApiErrorMessage: true`, model `<synthetic>`, an
+//!   `error` code and the notice as text: a `turn_failed` whose `kind` is `usage_limit` (usage-
+//!   or rate-limit texts, `rate_limit` / `billing_error`, status 429), `auth`
+//!   (`authentication_failed`, 401/403, login texts) or else `api_error`.
+//! - **Sidechains.** A subagent's lines are written inline (1.0.x) or in `agent-*.jsonl` files
+//!   (2.x) with `isSidechain: true` and no link to the spawning tool call: every event of such a
+//!   line carries the extension field `sidechain: true`; their usage is billed like any other.
+//! - **Bookkeeping lines** (`summary`, `file-history-snapshot`, `queue-operation`,
+//!   `last-prompt`, `attachment`, `progress`, `permission-mode`, `ai-title`, `custom-title`,
+//!   `agent-name`) are heartbeats. A snapshot's `at` is `snapshot.timestamp`, except on a
+//!   snapshot update, which repeats the time of the snapshot it updates.
+//! - **`system` lines**: `compact_boundary` (`compactMetadata`) → `compacted`; `api_error` (a
+//!   retry notice, not the end of a turn) → `diagnostic` `claude.api_retry`; `turn_duration`,
+//!   `stop_hook_summary`, `local_command`, `informational`, `away_summary` and the untyped hook
+//!   notices of older CLIs → heartbeats; other subtypes → `unknown` `system/<subtype>`.
+//!
+//! A transcript may stop anywhere without being damaged: `run_ended.complete` depends on the
+//! final newline only (the fold knows this dialect is a saved log).
 
-use super::Mapped;
-use crate::event::UnknownReason;
+use super::claude::{self, NotContent};
+use super::{Mapped, Piece, failure_kind};
+use crate::event::{Envelope, Event, FailureKind, Level, UnknownReason};
 use crate::frame::Val;
+use crate::usage;
 
-/// Maps one frame.
+/// Maps one transcript line.
+///
+/// ```
+/// use agentnorm::{Event, Normalizer, Options};
+/// let line = br#"{"type":"user","sessionId":"s1","parentUuid":null,"isSidechain":false,"timestamp":"2026-01-02T03:04:05.000Z","message":{"role":"user","content":"hi"}}"#;
+/// let mut events: Vec<Event> = Vec::new();
+/// let mut n = Normalizer::new(Options { observed_at: false, ..Options::default() });
+/// n.line(line, &mut events);
+/// n.finish(&mut events);
+/// let types: Vec<&str> = events.iter().map(|e| e.type_name()).collect();
+/// assert_eq!(types, ["run_started", "session_started", "user_message", "run_ended"]);
+/// ```
 pub fn map(f: Val<'_>, m: &mut Mapped) {
-    m.frame = f.string_at("type").unwrap_or_default();
-    m.unknown(UnknownReason::UnrecognizedFrame, None);
+    m.session_id = f.string_at("sessionId");
+    m.at = f.string_at("timestamp");
+    if f.bool_at("isSidechain") == Some(true) {
+        m.sidechain = Some(true);
+    }
+    let Some(ty) = f.str_at("type") else {
+        return m.unknown(UnknownReason::UnrecognizedFrame, None);
+    };
+    m.frame = ty.to_owned();
+    if m.session_id.is_some() {
+        // Written by the fold only for a session id not seen before in the stream.
+        m.push(Event::SessionStarted {
+            env: Envelope::default(),
+            model: None,
+            cwd: f.string_at("cwd"),
+            cli_version: f.string_at("version"),
+            permission_mode: f.string_at("permissionMode"),
+            tools: None,
+            parent_session_id: None,
+        });
+    }
+    match ty {
+        "user" => user(f, m),
+        "assistant" => assistant(f, m),
+        "system" => system(f, m),
+        "summary" => {
+            m.pieces.push(Piece::EndMessage);
+            m.heartbeat();
+        }
+        "file-history-snapshot" => {
+            if m.at.is_none() && f.bool_at("isSnapshotUpdate") != Some(true) {
+                m.at = f.path(&["snapshot", "timestamp"]).and_then(|t| t.str()).map(str::to_owned);
+            }
+            m.heartbeat();
+        }
+        "queue-operation" | "last-prompt" | "attachment" | "progress" | "permission-mode" | "ai-title"
+        | "custom-title" | "agent-name" => m.heartbeat(),
+        _ => m.unknown(UnknownReason::UnrecognizedFrame, None),
+    }
+}
+
+fn assistant(f: Val<'_>, m: &mut Mapped) {
+    let Some(msg) = f.get("message").filter(|v| v.is_object()) else {
+        return m.unknown(UnknownReason::MalformedFrame, None);
+    };
+    if f.bool_at("isApiErrorMessage") == Some(true) {
+        return api_error(f, msg, m);
+    }
+    let message_id = msg.string_at("id");
+    let model = msg.str_at("model");
+    claude::assistant_content(msg, &message_id, m);
+    // `<synthetic>` messages (local command output, API error notices) are no model request.
+    if model == Some("<synthetic>") {
+        return;
+    }
+    let Some(figures) = msg.get("usage").filter(|u| u.is_object()).map(usage::claude).and_then(usage::non_empty) else {
+        return;
+    };
+    let event = Event::Usage {
+        env: Envelope::default(),
+        usage: usage::with_context(figures),
+        model: model.map(str::to_owned),
+        message_id: message_id.clone(),
+        context_window: None,
+    };
+    m.pieces.push(match message_id {
+        Some(message_id) => Piece::GrowingUsage { message_id, event },
+        None => Piece::MessageUsage { message_id: None, event },
+    });
+}
+
+/// An `isApiErrorMessage` line: the request failed and the CLI wrote its notice as the reply.
+fn api_error(f: Val<'_>, msg: Val<'_>, m: &mut Mapped) {
+    m.pieces.push(Piece::EndMessage);
+    let text = msg
+        .get("content")
+        .and_then(super::content_text)
+        .map(|t| t.as_str().trim().to_owned())
+        .filter(|t| !t.is_empty());
+    let code = f.str_at("error");
+    let status = f.u64_at("apiErrorStatus");
+    let said = text.as_deref().unwrap_or_default();
+    let kind = if matches!(code, Some("rate_limit" | "billing_error")) || status == Some(429) || limit_text(said) {
+        FailureKind::UsageLimit
+    } else if code == Some("authentication_failed")
+        || matches!(status, Some(401 | 403))
+        || failure_kind(said) == FailureKind::Auth
+    {
+        FailureKind::Auth
+    } else {
+        FailureKind::ApiError
+    };
+    let error = text.or_else(|| code.map(str::to_owned)).unwrap_or_else(|| "API error".to_owned());
+    m.push(Event::TurnFailed {
+        env: Envelope::default(),
+        error,
+        kind: Some(kind),
+        usage: None,
+        usage_scope: None,
+        cost_usd: None,
+        duration_ms: None,
+    });
+}
+
+/// A usage-limit notice: `Claude AI usage limit reached|<epoch>`, `You've hit your session limit
+/// · resets 9:50pm`, `5-hour limit reached ∙ resets 3pm`, …
+fn limit_text(s: &str) -> bool {
+    let l = s.to_ascii_lowercase();
+    failure_kind(s) == FailureKind::UsageLimit
+        || l.contains("limit reached")
+        || l.contains("hit your") && l.contains("limit")
+}
+
+fn user(f: Val<'_>, m: &mut Mapped) {
+    let Some(msg) = f.get("message").filter(|v| v.is_object()) else {
+        return m.unknown(UnknownReason::MalformedFrame, None);
+    };
+    let before = m.pieces.len();
+    let text = match claude::user_content(msg, m) {
+        Ok(text) => text,
+        Err(NotContent) => return m.unknown(UnknownReason::MalformedFrame, None),
+    };
+    let Some(text) = text else {
+        if m.pieces.len() == before && has_untyped_block(msg) {
+            // `"content": ["a bare string"]`: nothing in it is a content block.
+            return m.unknown(UnknownReason::MalformedFrame, None);
+        }
+        tool_durations(f, &mut m.pieces[before..]);
+        return;
+    };
+    tool_durations(f, &mut m.pieces[before..]);
+    // The user only speaks once the assistant's message is over.
+    m.pieces.push(Piece::EndMessage);
+    let flag = |k: &str| f.bool_at(k) == Some(true);
+    let frame = if flag("isCompactSummary") {
+        Some("user/compact_summary")
+    } else if flag("isMeta") {
+        Some("user/meta")
+    } else if flag("isSynthetic") {
+        Some("user/synthetic")
+    } else {
+        stub_frame(text.as_str().trim_start())
+    };
+    match frame {
+        Some(frame) => {
+            m.frame = frame.to_owned();
+            m.heartbeat();
+        }
+        // A prompt, an interrupt or an echoed local command, as in stream-json.
+        None => claude::user_text(text, m),
+    }
+}
+
+/// The heartbeat frame of a user text the CLI wrote itself: the local-commands caveat, a slash
+/// command stub, a `!` shell command echo.
+fn stub_frame(s: &str) -> Option<&'static str> {
+    if s.starts_with("Caveat: The messages below were generated by the user while running local commands") {
+        Some("user/caveat")
+    } else if ["<command-name>", "<command-message>", "<command-args>"].iter().any(|p| s.starts_with(p)) {
+        Some("user/command")
+    } else if ["<bash-input>", "<bash-stdout>", "<bash-stderr>"].iter().any(|p| s.starts_with(p)) {
+        Some("user/local_command")
+    } else {
+        None
+    }
+}
+
+/// Whether a content array holds an element that is no typed block (a bare string, a number).
+fn has_untyped_block(msg: Val<'_>) -> bool {
+    msg.array_at("content").is_some_and(|mut blocks| blocks.any(|b| b.str_at("type").is_none()))
+}
+
+/// `toolUseResult` is the CLI's own record of a tool call: where it timed the call
+/// (`durationMs`: Glob, Grep, WebFetch; `totalDurationMs`: Task), that is the call's
+/// `duration_ms`. Only for a line with a single result, so the figure cannot go to the wrong call.
+fn tool_durations(f: Val<'_>, pieces: &mut [Piece]) {
+    let Some(duration) = f
+        .get("toolUseResult")
+        .filter(|r| r.is_object())
+        .and_then(|r| r.u64_at("durationMs").or_else(|| r.u64_at("totalDurationMs")))
+    else {
+        return;
+    };
+    if let [Piece::Event(Event::ToolCompleted { duration_ms, .. })] = pieces {
+        *duration_ms = Some(duration);
+    }
+}
+
+fn system(f: Val<'_>, m: &mut Mapped) {
+    m.pieces.push(Piece::EndMessage);
+    let Some(sub) = f.str_at("subtype") else {
+        // Hook notices of older CLIs: `{"type":"system","content":…,"level":…}`.
+        return m.heartbeat();
+    };
+    m.frame = format!("system/{sub}");
+    match sub {
+        "compact_boundary" => {
+            let meta = f.get("compactMetadata").or_else(|| f.get("compact_metadata"));
+            let figure = |camel: &str, snake: &str| meta.and_then(|x| x.u64_at(camel).or_else(|| x.u64_at(snake)));
+            m.push(Event::Compacted {
+                env: Envelope::default(),
+                trigger: meta.and_then(|x| x.string_at("trigger")),
+                pre_tokens: figure("preTokens", "pre_tokens"),
+                post_tokens: figure("postTokens", "post_tokens"),
+            });
+        }
+        "api_error" => m.push(retry(f)),
+        "turn_duration" | "stop_hook_summary" | "local_command" | "informational" | "away_summary" => m.heartbeat(),
+        _ => m.unknown(UnknownReason::UnrecognizedFrame, None),
+    }
+}
+
+/// A `system/api_error` line: the CLI retries a failed request (`retryAttempt` of `maxRetries`).
+/// The same trouble as stream-json's `system/api_retry`, so the same diagnostic code.
+fn retry(f: Val<'_>) -> Event {
+    let n = |k: &str| f.u64_at(k).map_or_else(|| "?".to_owned(), |n| n.to_string());
+    let mut message = format!("API retry {}/{}", n("retryAttempt"), n("maxRetries"));
+    let err = f.get("error");
+    let why = err.and_then(|e| e.str()).map(str::to_owned).or_else(|| {
+        let e = err?;
+        [&["message"][..], &["error", "message"], &["error", "error", "message"], &["cause", "code"]]
+            .iter()
+            .find_map(|p| e.path(p).and_then(|v| v.str()).map(str::to_owned))
+    });
+    if let Some(why) = why.or_else(|| f.string_at("content")) {
+        message.push_str(": ");
+        message.push_str(&why);
+    }
+    if let Some(s) = err.and_then(|e| e.u64_at("status")) {
+        message.push_str(&format!(" (status {s})"));
+    }
+    super::diagnostic(Level::Warning, "claude.api_retry", message, Vec::new())
 }
