@@ -136,6 +136,35 @@ impl Parser {
     }
 }
 
+thread_local! {
+    /// A parser for JSON that CLIs encode inside strings (Codex `arguments`, Cursor function
+    /// arguments, Codex 0.40 tool outputs).
+    static EMBEDDED: std::cell::RefCell<Parser> = std::cell::RefCell::new(Parser::default());
+}
+
+/// Calls `f` with the object JSON-encoded in the string `s`, when it is one.
+pub fn with_embedded_object<R>(s: &str, f: impl FnOnce(Val<'_>) -> R) -> Option<R> {
+    let run = |p: &mut Parser| p.with_frame(s.as_bytes(), |r| r.ok().map(f));
+    EMBEDDED.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut p) => run(&mut p),
+        Err(_) => run(&mut Parser::default()),
+    })
+}
+
+/// A value JSON-encoded in a string (`tool_started.input` from a rollout's `arguments`): the
+/// decoded value (an object keeps its key order), `None` for `null`, and text that is not JSON
+/// (redacted, truncated) as that string.
+pub fn decode_embedded(s: &str) -> Option<Json> {
+    if let Some(object) = with_embedded_object(s, |v| v.to_json()) {
+        return Some(object);
+    }
+    match serde_json::from_str::<serde_json::Value>(s) {
+        Ok(serde_json::Value::Null) => None,
+        Ok(v) => Some(Json::from_trusted(v.to_string())),
+        Err(_) => Some(Json::from_trusted(serde_json::Value::String(s.to_owned()).to_string())),
+    }
+}
+
 /// Replaces every `\uXXXX` escape of a surrogate that is not part of a valid pair by `\ufffd`.
 /// Returns whether anything changed.
 fn repair_surrogates(buf: &mut [u8]) -> bool {

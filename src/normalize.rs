@@ -226,6 +226,8 @@ pub struct Fold {
     deferred: Vec<(Event, u64)>,
     /// Envelope facts of the frame being applied.
     cur: Current,
+    /// The model the stream last named for its requests.
+    model: Option<String>,
 }
 
 /// The frame being applied: what its events carry besides `line`.
@@ -421,6 +423,7 @@ impl Fold {
             growing: None,
             deferred: Vec::new(),
             cur: Current::default(),
+            model: None,
         }
     }
 
@@ -660,6 +663,7 @@ impl Fold {
                 }
             }
             Piece::EndMessage => self.flush_growing(),
+            Piece::Model(model) => self.model = Some(model),
             Piece::Done => {
                 if self.turn_open || self.turn_started {
                     let ev = self.steps.turn_completed(None);
@@ -751,6 +755,7 @@ impl Fold {
                     }
                 }
             }
+            Event::Usage { model, .. } if model.is_none() => model.clone_from(&self.model),
             Event::RateLimit { window, status, used_percent, .. } => {
                 let reading = (status.clone(), *used_percent);
                 if self.rate.get(window.as_str()) == Some(&reading) {

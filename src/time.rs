@@ -31,6 +31,52 @@ pub fn from_epoch(n: f64) -> Option<String> {
     (ms < 253_402_300_800_000.0).then(|| rfc3339_millis(ms as i64))
 }
 
+/// Milliseconds since the epoch of an RFC 3339 time (`2025-09-25T01:22:20.083Z`, an offset
+/// instead of `Z` allowed).
+pub fn parse_rfc3339_ms(s: &str) -> Option<i64> {
+    let b = s.as_bytes();
+    let num = |r: std::ops::Range<usize>| -> Option<i64> {
+        let d = b.get(r)?;
+        d.iter().all(u8::is_ascii_digit).then(|| d.iter().fold(0i64, |n, c| n * 10 + i64::from(c - b'0')))
+    };
+    if b.len() < 19 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't' | b' ') {
+        return None;
+    }
+    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (h, mi, sec) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    let mut i = 19;
+    let mut ms = 0;
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        let start = i;
+        while b.get(i).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+        }
+        let frac = &s[start..i];
+        ms = frac.chars().chain("000".chars()).take(3).collect::<String>().parse().ok()?;
+    }
+    let offset_min = match b.get(i) {
+        Some(b'Z' | b'z') | None => 0,
+        Some(sign @ (b'+' | b'-')) => {
+            let o = num(i + 1..i + 3)? * 60 + num(i + 4..i + 6)?;
+            if *sign == b'+' { o } else { -o }
+        }
+        _ => return None,
+    };
+    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) {
+        return None;
+    }
+    // Days from civil, after Howard Hinnant (the inverse of `civil_from_days`).
+    let y = if mo <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (mo + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(((days * 86_400 + h * 3600 + mi * 60 + sec - offset_min * 60) * 1000) + ms)
+}
+
 /// Days since 1970-01-01 to (year, month, day), after Howard Hinnant's `civil_from_days`.
 fn civil_from_days(z: i64) -> (i64, u32, u32) {
     let z = z + 719_468;
@@ -48,6 +94,17 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rfc3339_round_trips() {
+        for ms in [0, 1_771_850_442_097, 951_782_400_000, 1_758_763_340_083] {
+            assert_eq!(parse_rfc3339_ms(&rfc3339_millis(ms)), Some(ms));
+        }
+        assert_eq!(parse_rfc3339_ms("2025-09-25T03:22:20.083+02:00"), parse_rfc3339_ms("2025-09-25T01:22:20.083Z"));
+        assert_eq!(parse_rfc3339_ms("2025-09-25T01:22:20Z"), Some(1_758_763_340_000));
+        assert_eq!(parse_rfc3339_ms("<TIMESTAMP>"), None);
+        assert_eq!(parse_rfc3339_ms("2025-13-25T01:22:20Z"), None);
+    }
 
     #[test]
     fn formats() {

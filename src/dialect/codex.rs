@@ -5,6 +5,10 @@
 //! searches) have no start frame, so their completion line makes both events. Its usage is a
 //! running total for the whole thread (`usage_scope: "session"`). Also reads the 0.42-era shape
 //! (`session.created`, `item_type`, `assistant_message`).
+//!
+//! The end of the file holds what the three Codex dialects share (this one, `codex-rollout` and
+//! `codex-legacy`): the `token_count` mapping (per-request usage and rate-limit windows), the
+//! summary of a shell argv and the diagnostic of an `error` message.
 
 use super::{Mapped, NO_ID, Piece, content_text, diagnostic, failure_kind, plan_items, subagent_status};
 use crate::event::{
@@ -66,16 +70,7 @@ pub fn map(f: Val<'_>, m: &mut Mapped) {
                 duration_ms: None,
             });
         }
-        "error" => {
-            let message = f.str_at("message").unwrap_or("error").to_owned();
-            let retrying = {
-                let l = message.to_ascii_lowercase();
-                l.starts_with("reconnecting") || l.contains("retrying")
-            };
-            let (level, code) =
-                if retrying { (Level::Warning, "codex.reconnecting") } else { (Level::Error, "codex.error") };
-            m.push(diagnostic(level, code, message, Vec::new()));
-        }
+        "error" => m.push(error_diagnostic(f.str_at("message").unwrap_or("error").to_owned())),
         "request_user_input" => m.push(super::needs_input(f.get("questions"), None)),
         "item.plan.delta" => m.heartbeat(),
         "item.started" | "item.updated" | "item.completed" => item(f, ty, m),
@@ -266,6 +261,124 @@ fn collab(it: &Val<'_>, phase: Phase, id: String, m: &mut Mapped) {
             description: None,
             message: state.and_then(|s| s.string_at("message")).or_else(|| prompt.map(str::to_owned)),
             background: None,
+        });
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Shared by the Codex dialects (`codex`, `codex-rollout`, `codex-legacy`)
+// ------------------------------------------------------------------------------------------------
+
+/// The diagnostic of a Codex `error` message: `Reconnecting… n/5` and `…retrying…` are warnings
+/// (`codex.reconnecting`), anything else an error (`codex.error`).
+pub(crate) fn error_diagnostic(message: String) -> Event {
+    let retrying = {
+        let l = message.to_ascii_lowercase();
+        l.starts_with("reconnecting") || l.contains("retrying")
+    };
+    let (level, code) = if retrying { (Level::Warning, "codex.reconnecting") } else { (Level::Error, "codex.error") };
+    diagnostic(level, code, message, Vec::new())
+}
+
+/// A one-line summary of a Codex command: the script of a `[shell, -lc|-c, script]` argv, the
+/// words of any other argv joined by spaces, or the command string itself.
+pub(crate) fn shell_summary(command: Val<'_>) -> Option<String> {
+    if let Some(s) = command.str() {
+        return super::one_line(s);
+    }
+    let parts: Vec<&str> = command.array()?.filter_map(|p| p.str()).collect();
+    match parts.as_slice() {
+        [_, "-lc" | "-c", script] => super::one_line(script),
+        _ => super::one_line(&parts.join(" ")),
+    }
+}
+
+/// Maps a Codex `token_count` payload `{info, rate_limits}` (rollout `event_msg`, legacy `msg`).
+///
+/// `info.last_token_usage` is the last model request's usage: a `usage` event (SPEC §4 Codex row,
+/// with `context` and `info.model_context_window`) wrapped in a [`Piece::TokenCount`] keyed on
+/// `info.total_token_usage`, so that a repeat with unchanged totals (a rate-limit refresh) writes
+/// nothing. `info: null` carries no usage. `rate_limits` gives one `rate_limit` per window on
+/// every line, repeats included (the fold writes a window only when it changed). `at` is the
+/// line's own timestamp, from which a relative reset time (`resets_in_seconds`) is resolved.
+pub(crate) fn token_count(p: Val<'_>, at: Option<&str>, m: &mut Mapped) {
+    if let Some(info) = p.get("info").filter(|i| i.is_object()) {
+        let event =
+            info.get("last_token_usage").filter(|u| u.is_object()).map(usage::codex).and_then(usage::non_empty).map(
+                |u| Event::Usage {
+                    env: Envelope::default(),
+                    usage: usage::with_context(u),
+                    model: None,
+                    message_id: None,
+                    context_window: info.u64_at("model_context_window"),
+                },
+            );
+        match info.get("total_token_usage").filter(|u| u.is_object()) {
+            Some(total) => m.pieces.push(Piece::TokenCount { total: usage::codex(total), event }),
+            // No running total to compare: every such line is its own request.
+            None => {
+                if let Some(e) = event {
+                    m.push(e);
+                }
+            }
+        }
+    }
+    if let Some(limits) = p.get("rate_limits").filter(|r| r.is_object()) {
+        rate_limits(limits, at, m);
+    }
+}
+
+/// One `rate_limit` per window of a Codex `rate_limits` object: nested (`primary` / `secondary`
+/// objects with `used_percent`, `window_minutes`, `resets_at` or `resets_in_seconds`) or flat
+/// (Codex 0.40: `primary_used_percent`, `primary_window_minutes`, …). A window of 295–305 minutes
+/// is `five_hour`, of 10070–10090 `seven_day`, any other keeps its slot's name. Codex reports
+/// no status; when `rate_limit_reached_type` names a reached limit, the windows used to 100% are
+/// `rejected`.
+fn rate_limits(rl: Val<'_>, at: Option<&str>, m: &mut Mapped) {
+    let base_ms = at.and_then(crate::time::parse_rfc3339_ms);
+    let relative = |v: Option<Val<'_>>| {
+        let secs = v?.f64()?;
+        let base = base_ms?;
+        (0.0..1e12).contains(&secs).then(|| crate::time::rfc3339_millis(base + (secs * 1000.0) as i64))
+    };
+    let reached = rl.str_at("rate_limit_reached_type").is_some();
+    for slot in ["primary", "secondary"] {
+        let (used, minutes, resets) = match rl.get(slot) {
+            Some(w) if w.is_object() => (
+                w.f64_at("used_percent"),
+                w.u64_at("window_minutes"),
+                w.get("resets_at")
+                    .filter(|v| !v.is_null())
+                    .and_then(super::reset_time)
+                    .or_else(|| relative(w.get("resets_in_seconds")))
+                    .or_else(|| relative(w.get("reset_after_seconds"))),
+            ),
+            Some(_) => continue,
+            None => (
+                rl.f64_at(&format!("{slot}_used_percent")),
+                rl.u64_at(&format!("{slot}_window_minutes")),
+                relative(rl.get(&format!("{slot}_reset_after_seconds")))
+                    .or_else(|| relative(rl.get(&format!("{slot}_resets_in_seconds")))),
+            ),
+        };
+        let used = used.filter(|u| u.is_finite() && *u >= 0.0);
+        if used.is_none() && minutes.is_none() {
+            continue;
+        }
+        let window = match minutes {
+            Some(295..=305) => "five_hour",
+            Some(10_070..=10_090) => "seven_day",
+            _ => slot,
+        };
+        m.push(Event::RateLimit {
+            env: Envelope::default(),
+            window: window.to_owned(),
+            window_minutes: minutes,
+            status: (reached && used.is_some_and(|u| u >= 100.0)).then(|| "rejected".to_owned()),
+            used_percent: used,
+            resets_at: resets,
+            overage_status: None,
+            using_overage: None,
         });
     }
 }

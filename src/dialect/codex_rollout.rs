@@ -1,11 +1,518 @@
-//! Not built yet: every frame of this dialect comes out as `unknown` `unrecognized_frame`.
+//! Codex session logs, `~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`: every line is
+//! `{"timestamp","type","payload"}` with `type` one of `session_meta`, `turn_context`,
+//! `response_item`, `event_msg`, `compacted`.
+//!
+//! A rollout is what Codex saves to resume a session, so it holds most content twice: the model's
+//! own items (`response_item`: `message`, `reasoning`, tool calls and their outputs) and the UI
+//! events (`event_msg`: `user_message`, `agent_message`, `agent_reasoning`, …). SPEC §3 picks one
+//! copy of each: text and reasoning come from the `event_msg`s (the complete copy: an aborted
+//! request's reasoning is only there), tool calls and outputs from the `response_item`s (the only
+//! copy); the `response_item` `message` / `reasoning` copies and the `event_msg` copies of tool
+//! ends (`exec_command_end`, `patch_apply_end`, …) are heartbeats.
+//!
+//! Quirks handled here:
+//! - `function_call.arguments` is a JSON *string*: it is decoded for `tool_started.input`; when it
+//!   does not decode (redacted or truncated logs) the raw string is the input. `custom_tool_call`
+//!   (`apply_patch`) takes free text, passed as a JSON string. `update_plan` also gives a
+//!   `plan_updated`, `request_user_input` a `needs_input`.
+//! - `function_call_output.output` is a string. Codex 0.40 shell calls encode
+//!   `{"output", "metadata": {"exit_code", "duration_seconds"}}` in it: the inner output, the exit
+//!   code (`ok` when 0) and the duration are read from it. Later shell outputs start with a header
+//!   (`Exit code: N` / `Chunk ID: …` … `Process exited with code N`, `Wall time: S seconds`) whose
+//!   exit code and wall time are read, the text passed whole. Other strings are passed as is,
+//!   `ok` unless they are one of Codex's own failure messages (`failed in sandbox …`,
+//!   `execution error: …`, `patch rejected by user`, …), whose `exit code: N` is read too.
+//! - `web_search_call` has no id (`tool_id` becomes `line:<n>`) and no output item: its start and
+//!   completion come from the one line.
+//! - `token_count` is cumulative and repeated with unchanged totals: see
+//!   `codex::token_count`. `info: null` (before the first request) carries no usage but
+//!   its rate limits still count. `turn_context` (one per model request: model, cwd, policies) is
+//!   a heartbeat; the adapter is stateless, so `usage` events carry no `model`.
+//! - `session_meta` has no model; `parent_session_id` is the spawning thread of a subagent
+//!   (`source.subagent.thread_spawn.parent_thread_id`), else the session a fork came from
+//!   (`forked_from_id`).
+//! - Codex 0.40 writes no `task_started` / `task_complete` (turns are implied; `turn_aborted` is
+//!   the only end marker); later versions do. A compaction writes a `compacted` line and a
+//!   `context_compacted` event: the first is the `compacted` event, the second a heartbeat.
 
-use super::Mapped;
-use crate::event::UnknownReason;
-use crate::frame::Val;
+use super::codex::{error_diagnostic, shell_summary, token_count};
+use super::{Mapped, NO_ID, Piece, diagnostic, failure_kind, needs_input, one_line, plan_items, summary, tool_kind};
+use crate::event::{Envelope, Event, FailureKind, Json, Level, Text, ToolKind, UnknownReason};
+use crate::frame::{Val, decode_embedded, with_embedded_object};
 
-/// Maps one frame.
+/// Maps one rollout line.
 pub fn map(f: Val<'_>, m: &mut Mapped) {
-    m.frame = f.string_at("type").unwrap_or_default();
-    m.unknown(UnknownReason::UnrecognizedFrame, None);
+    m.at = f.get("timestamp").and_then(|t| match t.str() {
+        Some(s) => Some(s.to_owned()),
+        None => t.u64().map(|n| n.to_string()).or_else(|| t.f64().map(|n| n.to_string())),
+    });
+    let Some(ty) = f.str_at("type") else {
+        return m.unknown(UnknownReason::UnrecognizedFrame, None);
+    };
+    m.frame = ty.to_owned();
+    let Some(p) = f.get("payload").filter(|p| p.is_object()) else {
+        return m.unknown(UnknownReason::MalformedFrame, None);
+    };
+    match ty {
+        "session_meta" => session_meta(p, m),
+        // One per model request: its model names the usage that follows.
+        "turn_context" => match p.string_at("model") {
+            Some(model) => m.pieces.push(Piece::Model(model)),
+            None => m.heartbeat(),
+        },
+        // `replacement_history` re-lists old conversation: never re-emitted.
+        "compacted" => {
+            m.push(Event::Compacted { env: Envelope::default(), trigger: None, pre_tokens: None, post_tokens: None })
+        }
+        "event_msg" => event_msg(p, m),
+        "response_item" => response_item(p, m),
+        _ => m.unknown(UnknownReason::UnrecognizedFrame, None),
+    }
 }
+
+fn session_meta(p: Val<'_>, m: &mut Mapped) {
+    let Some(id) = p.string_at("id").or_else(|| p.string_at("session_id")) else {
+        return m.unknown(UnknownReason::MalformedFrame, None);
+    };
+    m.session_id = Some(id);
+    let parent = p
+        .path(&["source", "subagent", "thread_spawn", "parent_thread_id"])
+        .and_then(|v| v.str())
+        .or_else(|| p.str_at("parent_thread_id"))
+        .or_else(|| p.str_at("forked_from_id"))
+        .map(str::to_owned);
+    m.push(Event::SessionStarted {
+        env: Envelope::default(),
+        model: p.string_at("model"),
+        cwd: p.string_at("cwd"),
+        cli_version: p.string_at("cli_version"),
+        permission_mode: None,
+        tools: None,
+        parent_session_id: parent,
+    });
+}
+
+// ------------------------------------------------------------------------------------------------
+// event_msg: text, turns, usage
+// ------------------------------------------------------------------------------------------------
+
+fn event_msg(p: Val<'_>, m: &mut Mapped) {
+    let Some(kind) = p.str_at("type") else {
+        return m.unknown(UnknownReason::MalformedFrame, None);
+    };
+    m.frame = format!("event_msg/{kind}");
+    match kind {
+        "user_message" => match p.text_at("message") {
+            Some(text) if !text.is_empty() => m.push(Event::UserMessage { env: Envelope::default(), text }),
+            Some(_) => m.heartbeat(),
+            None => m.unknown(UnknownReason::MalformedFrame, None),
+        },
+        "agent_message" => match p.text_at("message") {
+            Some(text) if !text.is_empty() => {
+                m.push(Event::OutputDelta { env: Envelope::default(), text, message_id: None })
+            }
+            Some(_) => m.heartbeat(),
+            None => m.unknown(UnknownReason::MalformedFrame, None),
+        },
+        "agent_reasoning" | "agent_reasoning_raw_content" => {
+            let text = p.text_at("text").filter(|t| !t.is_empty());
+            m.push(Event::Reasoning { env: Envelope::default(), text });
+        }
+        "task_started" | "turn_started" => m.push(Event::TurnStarted { env: Envelope::default() }),
+        "task_complete" | "turn_complete" => task_complete(p, m),
+        "turn_aborted" => {
+            let reason = p.string_at("reason").unwrap_or_else(|| "aborted".to_owned());
+            m.push(Event::Interrupt { env: Envelope::default(), reason });
+        }
+        "token_count" => {
+            let at = m.at.clone();
+            token_count(p, at.as_deref(), m);
+        }
+        "error" => m.push(error_diagnostic(p.str_at("message").unwrap_or("error").to_owned())),
+        "warning" => {
+            let message = p.str_at("message").unwrap_or("warning").to_owned();
+            m.push(diagnostic(Level::Warning, "codex.warning", message, Vec::new()));
+        }
+        "stream_error" => {
+            let message = p.str_at("message").unwrap_or("stream error").to_owned();
+            m.push(diagnostic(Level::Warning, "codex.reconnecting", message, Vec::new()));
+        }
+        // The `compacted` line before it is the `compacted` event.
+        "context_compacted"
+        // Copies of tool activity whose calls and outputs come from the `response_item`s, and
+        // deltas / bookkeeping that carry nothing new.
+        | "exec_command_begin" | "exec_command_end" | "exec_command_output_delta" | "terminal_interaction"
+        | "patch_apply_begin" | "patch_apply_end" | "mcp_tool_call_begin" | "mcp_tool_call_end"
+        | "web_search_begin" | "web_search_end" | "view_image_tool_call" | "image_generation_begin"
+        | "image_generation_end" | "plan_update" | "turn_diff" | "agent_message_delta" | "agent_reasoning_delta"
+        | "agent_reasoning_raw_content_delta" | "agent_reasoning_section_break" | "item_started"
+        | "item_completed" | "entered_review_mode" | "exited_review_mode" | "thread_rolled_back"
+        | "undo_started" | "undo_completed" | "background_event" | "thread_name_updated"
+        | "session_configured" | "shutdown_complete" => m.heartbeat(),
+        // Subagent bookkeeping (`collab_agent_spawn_end`, `collab_waiting_begin`, …): the
+        // spawn / wait calls themselves are `function_call`s.
+        k if k.starts_with("collab_") => m.heartbeat(),
+        _ => m.unknown(UnknownReason::UnrecognizedFrame, None),
+    }
+}
+
+/// `task_complete` ends the turn: `result` is the last agent message (a third copy of text
+/// already written, so not an `output_delta`). One that carries an `error` failed.
+fn task_complete(p: Val<'_>, m: &mut Mapped) {
+    let duration_ms = p.u64_at("duration_ms");
+    if let Some(err) = p.get("error").filter(|e| !e.is_null()) {
+        let error = err.str().or_else(|| err.str_at("message")).unwrap_or("turn failed").to_owned();
+        let info = err.get("codex_error_info").or_else(|| p.get("codex_error_info"));
+        m.push(Event::TurnFailed {
+            env: Envelope::default(),
+            kind: Some(info.and_then(error_info_kind).unwrap_or_else(|| failure_kind(&error))),
+            error,
+            usage: None,
+            usage_scope: None,
+            cost_usd: None,
+            duration_ms,
+        });
+        return;
+    }
+    m.push(Event::TurnCompleted {
+        env: Envelope::default(),
+        usage: None,
+        usage_scope: None,
+        cost_usd: None,
+        duration_ms,
+        num_turns: None,
+        result: p.text_at("last_agent_message").filter(|t| !t.is_empty()),
+        stop_reason: None,
+    });
+}
+
+/// Codex's own error class (`codex_error_info`, a string or a one-key object) as a failure kind.
+fn error_info_kind(info: Val<'_>) -> Option<FailureKind> {
+    let name = match info.str() {
+        Some(s) => s.to_owned(),
+        None => info.entries()?.first()?.0.to_owned(),
+    };
+    Some(match name.as_str() {
+        "usage_limit_exceeded" => FailureKind::UsageLimit,
+        "unauthorized" => FailureKind::Auth,
+        "internal_server_error"
+        | "http_connection_failed"
+        | "response_stream_connection_failed"
+        | "response_stream_disconnected"
+        | "response_too_many_failed_attempts"
+        | "bad_request" => FailureKind::ApiError,
+        _ => return None,
+    })
+}
+
+// ------------------------------------------------------------------------------------------------
+// response_item: tool calls and outputs
+// ------------------------------------------------------------------------------------------------
+
+fn response_item(p: Val<'_>, m: &mut Mapped) {
+    let Some(kind) = p.str_at("type") else {
+        return m.unknown(UnknownReason::MalformedFrame, None);
+    };
+    m.frame = format!("response_item/{kind}");
+    match kind {
+        // Copies of the `event_msg` text and reasoning; snapshots and compaction bookkeeping.
+        "message" | "reasoning" | "ghost_snapshot" | "compaction" | "compaction_summary" | "context_compaction" => {
+            m.heartbeat()
+        }
+        "function_call" => function_call(p, m),
+        "custom_tool_call" => custom_tool_call(p, m),
+        "local_shell_call" => local_shell_call(p, m),
+        "function_call_output" | "custom_tool_call_output" => {
+            let out = outcome(p.get("output"));
+            m.push(Event::ToolCompleted {
+                env: Envelope::default(),
+                tool_id: call_id(p),
+                name: None,
+                kind: None,
+                ok: out.ok,
+                output: out.output,
+                exit_code: out.exit_code,
+                error: out.error,
+                duration_ms: out.duration_ms,
+            });
+        }
+        "web_search_call" => web_search_call(p, m),
+        "image_generation_call" => {
+            let input = p.subset_json(&["revised_prompt"]);
+            let summary = p.str_at("revised_prompt").and_then(one_line);
+            let ok = !matches!(p.str_at("status"), Some("failed" | "incomplete"));
+            let id = p.string_at("id").unwrap_or_else(|| NO_ID.to_owned());
+            one_line_tool(m, id, "image_generation", ToolKind::Other, input, summary, ok, p.string_at("status"));
+        }
+        _ => m.unknown(UnknownReason::UnrecognizedFrame, None),
+    }
+}
+
+/// The id that pairs a call with its output: `call_id`, else the item's `id`, else none.
+fn call_id(p: Val<'_>) -> String {
+    p.string_at("call_id").or_else(|| p.string_at("id")).unwrap_or_else(|| NO_ID.to_owned())
+}
+
+fn started(m: &mut Mapped, tool_id: String, name: &str, kind: ToolKind, input: Option<Json>, summary: Option<String>) {
+    m.push(Event::ToolStarted {
+        env: Envelope::default(),
+        tool_id,
+        name: name.to_owned(),
+        kind,
+        input,
+        summary,
+        synthetic: None,
+    });
+}
+
+/// A call that has no output item: its start and its completion from the one line.
+#[allow(clippy::too_many_arguments)]
+fn one_line_tool(
+    m: &mut Mapped,
+    id: String,
+    name: &str,
+    kind: ToolKind,
+    input: Option<Json>,
+    summary: Option<String>,
+    ok: bool,
+    status: Option<String>,
+) {
+    started(m, id.clone(), name, kind, input, summary);
+    m.push(Event::ToolCompleted {
+        env: Envelope::default(),
+        tool_id: id,
+        name: Some(name.to_owned()),
+        kind: Some(kind),
+        ok,
+        output: None,
+        exit_code: None,
+        error: if ok { None } else { Some(status.unwrap_or_else(|| "failed".to_owned())) },
+        duration_ms: None,
+    });
+}
+
+/// What a call's decoded arguments give: its input, summary, and the events it implies.
+#[derive(Default)]
+struct Call {
+    input: Option<Json>,
+    summary: Option<String>,
+    extra: Vec<Event>,
+}
+
+impl Call {
+    fn from_args(name: &str, kind: ToolKind, args: Val<'_>) -> Call {
+        let command = args.get("command");
+        let summary = match kind {
+            // Codex 0.40 applies patches through `shell` with the argv `["apply_patch", patch]`.
+            ToolKind::Shell => match command.and_then(|c| c.array()).map(|a| a.collect::<Vec<_>>()).as_deref() {
+                Some([tool, patch]) if tool.str() == Some("apply_patch") => patch.str().and_then(patch_paths),
+                _ => None,
+            }
+            .or_else(|| command.and_then(shell_summary))
+            .or_else(|| summary(kind, Some(args))),
+            _ => summary(kind, Some(args)),
+        };
+        let mut extra = Vec::new();
+        match name {
+            "update_plan" => {
+                if let Some(items) = args.get("plan").and_then(plan_items) {
+                    extra.push(Event::PlanUpdated { env: Envelope::default(), items });
+                }
+            }
+            "request_user_input" => extra.push(needs_input(args.get("questions"), None)),
+            _ => {}
+        }
+        Call { input: Some(args.to_json()), summary, extra }
+    }
+}
+
+fn function_call(p: Val<'_>, m: &mut Mapped) {
+    let Some(name) = p.str_at("name") else {
+        return m.unknown(UnknownReason::MalformedFrame, None);
+    };
+    let kind = tool_kind(name);
+    let call = match p.get("arguments") {
+        None => Call::default(),
+        Some(a) if a.is_null() => Call::default(),
+        Some(a) if a.is_object() => Call::from_args(name, kind, a),
+        Some(a) => match a.str() {
+            Some(s) if s.trim().is_empty() => Call::default(),
+            Some(s) => with_embedded_object(s, |args| Call::from_args(name, kind, args))
+                .unwrap_or_else(|| Call { input: decode_embedded(s), ..Call::default() }),
+            // An array or a number, as given.
+            None => Call { input: Some(a.to_json()), ..Call::default() },
+        },
+    };
+    started(m, call_id(p), name, kind, call.input, call.summary);
+    for e in call.extra {
+        m.push(e);
+    }
+}
+
+fn custom_tool_call(p: Val<'_>, m: &mut Mapped) {
+    let Some(name) = p.str_at("name") else {
+        return m.unknown(UnknownReason::MalformedFrame, None);
+    };
+    let text = p.str_at("input");
+    let summary = match (name, text) {
+        ("apply_patch", Some(t)) => patch_paths(t).or_else(|| one_line(t)),
+        (_, Some(t)) => one_line(t),
+        _ => None,
+    };
+    let input = p.get("input").filter(|v| !v.is_null()).map(|v| v.to_json());
+    started(m, call_id(p), name, tool_kind(name), input, summary);
+}
+
+fn local_shell_call(p: Val<'_>, m: &mut Mapped) {
+    let action = p.get("action").filter(|a| a.is_object());
+    let summary = action.and_then(|a| a.get("command")).and_then(shell_summary);
+    started(m, call_id(p), "local_shell", ToolKind::Shell, action.map(|a| a.to_json()), summary);
+}
+
+fn web_search_call(p: Val<'_>, m: &mut Mapped) {
+    let action = p.get("action").filter(|a| a.is_object());
+    let summary = action.and_then(|a| {
+        a.str_at("query")
+            .or_else(|| a.array_at("queries").and_then(|mut q| q.next()).and_then(|q| q.str()))
+            .or_else(|| a.str_at("url"))
+            .and_then(one_line)
+    });
+    let ok = !matches!(p.str_at("status"), Some("failed" | "incomplete"));
+    let id = p.string_at("id").or_else(|| p.string_at("call_id")).unwrap_or_else(|| NO_ID.to_owned());
+    one_line_tool(
+        m,
+        id,
+        "web_search",
+        ToolKind::WebSearch,
+        action.map(|a| a.to_json()),
+        summary,
+        ok,
+        p.string_at("status"),
+    );
+}
+
+/// The files an `apply_patch` text names (`*** Update File: path`, …), joined by `, `.
+fn patch_paths(patch: &str) -> Option<String> {
+    let paths: Vec<&str> = patch
+        .lines()
+        .filter_map(|l| {
+            ["*** Add File: ", "*** Update File: ", "*** Delete File: "].iter().find_map(|p| l.strip_prefix(p))
+        })
+        .map(str::trim)
+        .collect();
+    (!paths.is_empty()).then(|| paths.join(", ")).and_then(|s| one_line(&s))
+}
+
+// ------------------------------------------------------------------------------------------------
+// Tool outputs
+// ------------------------------------------------------------------------------------------------
+
+/// A tool output read into `tool_completed` fields.
+struct Outcome {
+    ok: bool,
+    output: Option<Text>,
+    exit_code: Option<i64>,
+    error: Option<String>,
+    duration_ms: Option<u64>,
+}
+
+impl Outcome {
+    fn text(output: Option<Text>) -> Outcome {
+        Outcome { ok: true, output, exit_code: None, error: None, duration_ms: None }
+    }
+
+    /// Success unless a non-zero exit code says otherwise.
+    fn exited(output: Option<Text>, exit_code: Option<i64>, duration_ms: Option<u64>) -> Outcome {
+        let ok = exit_code.is_none_or(|c| c == 0);
+        let error = exit_code.filter(|_| !ok).map(|c| format!("exit code {c}"));
+        Outcome { ok, output, exit_code, error, duration_ms }
+    }
+}
+
+/// Codex's own messages for a call that failed before or instead of running.
+const FAILURE_PREFIXES: [&str; 8] = [
+    "failed in sandbox",
+    "execution error",
+    "patch rejected",
+    "exec command rejected",
+    "apply_patch verification failed",
+    "unsupported call",
+    "failed to parse function arguments",
+    "sandbox error",
+];
+
+fn outcome(out: Option<Val<'_>>) -> Outcome {
+    let Some(out) = out.filter(|o| !o.is_null()) else {
+        return Outcome::text(None);
+    };
+    if let Some(s) = out.str() {
+        if s.trim_start().starts_with('{')
+            && let Some(Some(o)) = with_embedded_object(s, structured)
+        {
+            return o;
+        }
+        if let Some(o) = headed(s) {
+            return Outcome { output: out.text(), ..o };
+        }
+        let lower = s.trim_start().to_ascii_lowercase();
+        if FAILURE_PREFIXES.iter().any(|p| lower.starts_with(p)) {
+            let exit_code = lower
+                .find("exit code: ")
+                .and_then(|i| lower[i + 11..].split(|c: char| !c.is_ascii_digit() && c != '-').next())
+                .and_then(|n| n.parse().ok());
+            return Outcome { ok: false, output: out.text(), exit_code, error: one_line(s), duration_ms: None };
+        }
+        return Outcome::text(out.text().filter(|t| !t.is_empty()));
+    }
+    if out.is_object() {
+        let text =
+            out.get("content").or_else(|| out.get("output")).and_then(super::content_text).filter(|t| !t.is_empty());
+        let ok = out.bool_at("success").unwrap_or(true);
+        let error = (!ok).then(|| text.as_ref().and_then(|t| one_line(&t.as_str())).unwrap_or_else(|| "failed".into()));
+        return Outcome { ok, output: text, exit_code: None, error, duration_ms: None };
+    }
+    Outcome::text(super::content_text(out).filter(|t| !t.is_empty()))
+}
+
+/// The Codex 0.40 shell output, a JSON object `{"output", "metadata": {"exit_code",
+/// "duration_seconds"}}` encoded in the string; `None` for any other object.
+fn structured(o: Val<'_>) -> Option<Outcome> {
+    let meta = o.get("metadata").filter(|v| v.is_object());
+    if meta.is_none() && o.get("output").and_then(|v| v.str()).is_none() {
+        return None;
+    }
+    let exit_code = meta.and_then(|v| v.get("exit_code")).and_then(|c| c.i64());
+    let duration_ms = meta.and_then(|v| v.f64_at("duration_seconds")).and_then(seconds_ms);
+    let output = o.text_at("output").filter(|t| !t.is_empty());
+    Some(Outcome::exited(output, exit_code, duration_ms))
+}
+
+/// A shell output with Codex's header (`Exit code: N` / `Chunk ID: …`, `Wall time: S seconds`,
+/// `Process exited with code N`, …, `Output:`): the exit code and wall time. `None` for text
+/// without that header.
+fn headed(s: &str) -> Option<Outcome> {
+    if !(s.starts_with("Exit code: ") || s.starts_with("Chunk ID: ")) {
+        return None;
+    }
+    let mut exit_code = None;
+    let mut duration_ms = None;
+    for line in s.lines() {
+        if line == "Output:" {
+            break;
+        }
+        if let Some(n) = line.strip_prefix("Exit code: ").or_else(|| line.strip_prefix("Process exited with code ")) {
+            exit_code = n.trim().parse().ok();
+        } else if let Some(t) = line.strip_prefix("Wall time: ") {
+            duration_ms = t.trim_end_matches("seconds").trim().parse().ok().and_then(seconds_ms);
+        }
+    }
+    Some(Outcome::exited(None, exit_code, duration_ms))
+}
+
+fn seconds_ms(s: f64) -> Option<u64> {
+    (0.0..1e15).contains(&s).then(|| (s * 1000.0).round() as u64)
+}
+
+// ------------------------------------------------------------------------------------------------
+// JSON inside strings
+// ------------------------------------------------------------------------------------------------

@@ -27,7 +27,7 @@
 //!   the turn's aggregate (there is no per-request usage, so no `usage` events).
 
 use super::{Mapped, NO_ID, Piece, failure_kind, one_line, summary, tool_kind};
-use crate::event::{Envelope, Event, FailureKind, Json, PlanItem, PlanStatus, Text, ToolKind, UnknownReason};
+use crate::event::{Envelope, Event, FailureKind, PlanItem, PlanStatus, Text, ToolKind, UnknownReason};
 use crate::frame::Val;
 use crate::usage;
 
@@ -301,20 +301,6 @@ fn call_summary(name: &str, kind: ToolKind, args: Option<Val<'_>>) -> Option<Str
     }
 }
 
-/// Arguments given as a JSON string, decoded (an object keeps its key order); a string that is
-/// not JSON is passed as that string.
-fn decode_args(s: &str) -> Option<Json> {
-    let object = crate::frame::Parser::default().with_frame(s.as_bytes(), |v| v.ok().map(|v| v.to_json()));
-    if object.is_some() {
-        return object;
-    }
-    match serde_json::from_str::<serde_json::Value>(s) {
-        Ok(serde_json::Value::Null) => None,
-        Ok(v) => Some(Json::from_trusted(v.to_string())),
-        Err(_) => Some(Json::from_trusted(serde_json::Value::String(s.to_owned()).to_string())),
-    }
-}
-
 fn tool_call(f: Val<'_>, m: &mut Mapped) {
     let Some(sub) = f.str_at("subtype") else {
         return m.unknown(UnknownReason::MalformedFrame, None);
@@ -341,7 +327,7 @@ fn tool_call(f: Val<'_>, m: &mut Mapped) {
         .to_owned();
     let kind = kind(&call.name);
     let input = match call.args_string {
-        Some(s) => decode_args(s),
+        Some(s) => crate::frame::decode_embedded(s),
         None => call.args.map(|a| a.to_json()),
     };
     // A completion line carries a start too: dropped by the fold when the start was seen, else

@@ -110,6 +110,9 @@ pub enum Piece {
     },
     /// A line that ends any message in progress (a transcript `summary` or `system` line).
     EndMessage,
+    /// The model of the requests that follow (Codex rollout `turn_context`): `usage` events that
+    /// name none get it.
+    Model(String),
 }
 
 /// What an adapter makes of one frame.
@@ -295,15 +298,18 @@ pub fn one_line(s: &str) -> Option<String> {
     Some(first.chars().take(200).collect())
 }
 
-/// A content value as text: a string as is; an array of blocks with text blocks joined by `\n`
-/// and other blocks written as `[<block type>]` (SPEC §3 `tool_completed.output`).
+/// A content value as text: a string as is; an array of blocks with text blocks (`text`, and
+/// Codex's `input_text` / `output_text`) joined by `\n` and other blocks written as
+/// `[<block type>]` (SPEC §3 `tool_completed.output`).
 pub fn content_text(content: Val<'_>) -> Option<Text> {
     if content.str().is_some() {
         return content.text();
     }
     let blocks: Vec<Val<'_>> = content.array()?.collect();
+    let is_text = |ty: Option<&str>| ty.is_none_or(|t| t == "text" || t.ends_with("_text"));
     if let [only] = blocks.as_slice()
-        && only.str_at("type") == Some("text")
+        && is_text(only.str_at("type"))
+        && only.str_at("text").is_some()
     {
         return only.text_at("text");
     }
@@ -313,13 +319,13 @@ pub fn content_text(content: Val<'_>) -> Option<Text> {
             out.push('\n');
         }
         match (b.str_at("type"), b.str_at("text")) {
-            (Some("text") | None, Some(t)) => out.push_str(t),
+            (ty, Some(t)) if is_text(ty) => out.push_str(t),
             (Some(t), _) => {
                 out.push('[');
                 out.push_str(t);
                 out.push(']');
             }
-            (None, None) => out.push_str(b.str().unwrap_or("[block]")),
+            (None, _) => out.push_str(b.str().unwrap_or("[block]")),
         }
     }
     Some(Text::from(out))

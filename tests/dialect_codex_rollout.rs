@@ -1,0 +1,489 @@
+//! The `codex-rollout` dialect (Codex session logs) on its fixtures, `fixtures/codex-rollout/`.
+//!
+//! Each `trap_*` test pins one mapping or trap of SPEC §3/§4 for rollouts, checked against the
+//! input lines themselves where it can be: text taken once from the `event_msg` copies, one
+//! `usage` per changed `total_token_usage` built from `last_token_usage`, rate limits on every
+//! `token_count`, `arguments` decoded, the 0.40 JSON-string outputs, id-less web searches, one
+//! `compacted` per compaction, turns, and saved-log completeness.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+const DIR: &str = "fixtures/codex-rollout";
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(DIR).join(format!("{name}.jsonl"))
+}
+
+/// The events agentnorm writes for a fixture (run from the crate root, `--no-observed-at`).
+fn events(name: &str) -> Vec<Value> {
+    let out = Command::new(env!("CARGO_BIN_EXE_agentnorm"))
+        .current_dir(root())
+        .arg("--no-observed-at")
+        .arg(fixture(name))
+        .output()
+        .expect("running agentnorm");
+    assert!(out.status.success(), "agentnorm exited with {:?}", out.status.code());
+    String::from_utf8(out.stdout)
+        .expect("UTF-8")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("output line is JSON"))
+        .collect()
+}
+
+/// The fixture's input lines that parse, with their 1-based numbers.
+fn input(name: &str) -> Vec<(u64, Value)> {
+    let text = std::fs::read_to_string(root().join(fixture(name))).expect("reading fixture");
+    text.split('\n')
+        .enumerate()
+        .filter_map(|(i, l)| serde_json::from_str::<Value>(l).ok().map(|v| (i as u64 + 1, v)))
+        .collect()
+}
+
+/// Input lines of `type` whose payload is of `kind` (`None`: any payload).
+fn payloads(name: &str, ty: &str, kind: Option<&str>) -> Vec<(u64, Value)> {
+    input(name)
+        .into_iter()
+        .filter(|(_, v)| v["type"] == ty && kind.is_none_or(|k| v["payload"]["type"] == k))
+        .map(|(n, v)| (n, v["payload"].clone()))
+        .collect()
+}
+
+fn of_type<'a>(evs: &'a [Value], t: &str) -> Vec<&'a Value> {
+    evs.iter().filter(|e| e["type"] == t).collect()
+}
+
+fn at_line(evs: &[Value], n: u64) -> Vec<&Value> {
+    evs.iter().filter(|e| e["line"] == n).collect()
+}
+
+fn types_at(evs: &[Value], n: u64) -> Vec<String> {
+    at_line(evs, n).iter().map(|e| e["type"].as_str().unwrap_or("").to_owned()).collect()
+}
+
+fn only<'a>(evs: &'a [Value], t: &str) -> &'a Value {
+    let found = of_type(evs, t);
+    assert_eq!(found.len(), 1, "expected one {t}, got {found:?}");
+    found[0]
+}
+
+fn names() -> Vec<String> {
+    let mut out: Vec<String> = std::fs::read_dir(root().join(DIR))
+        .expect("fixture folder")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .map(|p| p.file_stem().expect("stem").to_string_lossy().into_owned())
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn every_fixture_is_detected_as_codex_rollout() {
+    for name in names() {
+        let out = Command::new(env!("CARGO_BIN_EXE_agentnorm"))
+            .current_dir(root())
+            .args(["detect"])
+            .arg(fixture(&name))
+            .output()
+            .expect("running agentnorm detect");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(stdout.starts_with("codex-rollout\t"), "{name}: {stdout}");
+        for e in events(&name) {
+            if e["type"] != "run_started" && e["type"] != "run_ended" {
+                assert_eq!(e["dialect"], "codex-rollout", "{name}: {e}");
+            }
+        }
+    }
+}
+
+#[test]
+fn trap_text_is_taken_once_from_the_event_msg_copies() {
+    for name in names() {
+        let evs = events(&name);
+        // Assistant text: exactly the `agent_message`s, in order; the `response_item` message
+        // copies and `task_complete.last_agent_message` add nothing.
+        let expected: String = payloads(&name, "event_msg", Some("agent_message"))
+            .iter()
+            .map(|(_, p)| p["message"].as_str().unwrap().to_owned())
+            .collect();
+        let got: String = of_type(&evs, "output_delta").iter().map(|e| e["text"].as_str().unwrap()).collect();
+        assert_eq!(got, expected, "{name}");
+        // Prompts: the non-empty `user_message`s only, never user-role response items (injected
+        // environment context).
+        let prompts: Vec<Value> = payloads(&name, "event_msg", Some("user_message"))
+            .into_iter()
+            .map(|(_, p)| p["message"].clone())
+            .filter(|m| m != "")
+            .collect();
+        let got: Vec<Value> = of_type(&evs, "user_message").iter().map(|e| e["text"].clone()).collect();
+        assert_eq!(got, prompts, "{name}");
+        // Reasoning: one per `agent_reasoning` (raw content included), none from `reasoning` items.
+        let reasoning = payloads(&name, "event_msg", Some("agent_reasoning")).len()
+            + payloads(&name, "event_msg", Some("agent_reasoning_raw_content")).len();
+        assert_eq!(of_type(&evs, "reasoning").len(), reasoning, "{name}");
+        for (n, _) in payloads(&name, "response_item", Some("message")).into_iter().chain(payloads(
+            &name,
+            "response_item",
+            Some("reasoning"),
+        )) {
+            assert_eq!(types_at(&evs, n), ["heartbeat"], "{name}:{n}");
+        }
+    }
+}
+
+/// Codex's usage fold (SPEC §4): cached is a subset of input.
+fn folded(u: &Value) -> Value {
+    let input = u["input_tokens"].as_u64().unwrap();
+    let cached = u["cached_input_tokens"].as_u64().unwrap();
+    json!({
+        "input": input - cached,
+        "cache_read": cached,
+        "output": u["output_tokens"],
+        "reasoning": u["reasoning_output_tokens"],
+        "context": input,
+    })
+}
+
+#[test]
+fn trap_one_usage_per_changed_total_from_last_token_usage() {
+    for name in names() {
+        let evs = events(&name);
+        let mut prev: Option<Value> = None;
+        let mut expected_lines = Vec::new();
+        for (n, p) in payloads(&name, "event_msg", Some("token_count")) {
+            let info = &p["info"];
+            if info.is_null() {
+                assert!(!types_at(&evs, n).contains(&"usage".to_owned()), "{name}:{n}: info null has no usage");
+                continue;
+            }
+            let total = info["total_token_usage"].clone();
+            let usages: Vec<&Value> = at_line(&evs, n).into_iter().filter(|e| e["type"] == "usage").collect();
+            if prev.as_ref() == Some(&total) {
+                assert!(usages.is_empty(), "{name}:{n}: a repeat with unchanged totals wrote {usages:?}");
+            } else {
+                assert_eq!(usages.len(), 1, "{name}:{n}");
+                assert_eq!(usages[0]["usage"], folded(&info["last_token_usage"]), "{name}:{n}: from last, not total");
+                assert_eq!(usages[0]["context_window"], info["model_context_window"], "{name}:{n}");
+                // The model is the one the last turn_context named (one per request).
+                let model = payloads(&name, "turn_context", None)
+                    .into_iter()
+                    .filter(|(l, _)| *l < n)
+                    .last()
+                    .and_then(|(_, c)| c["model"].as_str().map(str::to_owned));
+                assert_eq!(usages[0]["model"].as_str(), model.as_deref(), "{name}:{n}: model of the request");
+                expected_lines.push(n);
+            }
+            prev = Some(total);
+        }
+        let got: Vec<u64> = of_type(&evs, "usage").iter().map(|e| e["line"].as_u64().unwrap()).collect();
+        assert_eq!(got, expected_lines, "{name}");
+    }
+}
+
+#[test]
+fn trap_session_total_is_the_sum_of_requests_even_across_a_counter_reset() {
+    let evs = events("v040_no_task_frames");
+    let sum = |k: &str| of_type(&evs, "usage").iter().map(|e| e["usage"][k].as_u64().unwrap()).sum::<u64>();
+    // Four requests: 210 + 90 + 150 + 40 output tokens. The last total (40) would undercount.
+    assert_eq!(sum("output"), 490);
+    assert_eq!(sum("context"), 3100 + 3600 + 4200 + 900);
+    assert_eq!(sum("cache_read"), 2816 + 3072 + 3584);
+    assert_eq!(of_type(&evs, "usage").len(), 4);
+    // The repeat at line 20 (same totals, new rate-limit reading) is no request.
+    assert_eq!(types_at(&evs, 20), ["rate_limit", "rate_limit"]);
+}
+
+#[test]
+fn trap_rate_limits_come_from_every_token_count() {
+    // 0.40 flat shape: 299 / 10079 minutes name the windows; no reset times given.
+    let evs = events("v040_no_task_frames");
+    let at7: Vec<&Value> = at_line(&evs, 7).into_iter().filter(|e| e["type"] == "rate_limit").collect();
+    assert_eq!(at7.len(), 2);
+    assert_eq!(at7[0]["window"], "five_hour");
+    assert_eq!(at7[0]["window_minutes"], 299);
+    assert_eq!(at7[1]["window"], "seven_day");
+    assert_eq!(at7[1]["window_minutes"], 10079);
+    assert!(at7[0].get("resets_at").is_none() && at7[0].get("status").is_none());
+    // Only changed windows are written again: line 13 moves the primary only.
+    let at13: Vec<&Value> = at_line(&evs, 13).into_iter().filter(|e| e["type"] == "rate_limit").collect();
+    assert_eq!(at13.len(), 1);
+    assert_eq!((at13[0]["window"].as_str(), at13[0]["used_percent"].as_f64()), (Some("five_hour"), Some(1.0)));
+    // Line 23 repeats the reading of line 20: nothing.
+    assert_eq!(types_at(&evs, 23), ["usage"]);
+
+    // Nested shape: `info: null` still gives the windows, with unix-second resets as RFC 3339.
+    let evs = events("v0104_tasks_unified_exec");
+    let at2 = at_line(&evs, 2);
+    assert_eq!(at2.len(), 2);
+    assert_eq!(at2[0]["window"], "five_hour");
+    assert_eq!(at2[0]["resets_at"], "2026-03-04T18:46:40.000Z");
+    assert_eq!(at2[1]["window"], "seven_day");
+    assert_eq!(at2[1]["used_percent"], 11.0);
+    // The unchanged-total repeat at line 16 feeds the changed primary window, and no usage.
+    assert_eq!(types_at(&evs, 16), ["rate_limit"]);
+    assert_eq!(at_line(&evs, 16)[0]["used_percent"], 5.0);
+
+    // Older nested shape: a relative reset resolved from the line's own timestamp.
+    let evs = events("edge_cases_unknowns");
+    let at4: Vec<&Value> = at_line(&evs, 4).into_iter().filter(|e| e["type"] == "rate_limit").collect();
+    assert_eq!(at4[0]["resets_at"], "2026-01-20T23:10:02.074Z");
+    assert_eq!(at4[1]["resets_at"], "2026-01-21T22:10:02.074Z");
+
+    // `rate_limit_reached_type`: the window used to 100% is rejected, the other has no status.
+    let evs = events("subagent_limits_compaction");
+    let at7 = at_line(&evs, 7);
+    assert_eq!(at7[0]["window"], "five_hour");
+    assert_eq!(at7[0]["status"], "rejected");
+    assert!(at7[1].get("status").is_none());
+    assert!(at_line(&evs, 5).iter().all(|e| e.get("status").is_none()), "no status without a reached type");
+}
+
+#[test]
+fn trap_function_call_arguments_are_decoded() {
+    for name in names() {
+        let evs = events(&name);
+        for (n, p) in payloads(&name, "response_item", Some("function_call")) {
+            let started = at_line(&evs, n).into_iter().find(|e| e["type"] == "tool_started").expect("tool_started");
+            assert_eq!(started["tool_id"], p["call_id"], "{name}:{n}");
+            assert_eq!(started["name"], p["name"], "{name}:{n}");
+            let raw = p["arguments"].as_str().unwrap();
+            match serde_json::from_str::<Value>(raw) {
+                Ok(Value::Null) => assert!(started.get("input").is_none(), "{name}:{n}: null is no input"),
+                Ok(v) => assert_eq!(started["input"], v, "{name}:{n}: decoded, not a string"),
+                // Not JSON (a redacted log): the raw string.
+                Err(_) => assert_eq!(started["input"], raw, "{name}:{n}"),
+            }
+        }
+    }
+    let evs = events("v040_no_task_frames");
+    let s = at_line(&evs, 9)[0];
+    assert_eq!(s["kind"], "shell");
+    assert_eq!(s["summary"], "rg -n \"seed\" scripts | head", "the script of bash -lc");
+    assert_eq!(at_line(&evs, 26)[0]["summary"], "scripts/seed.ts", "apply_patch through shell");
+}
+
+#[test]
+fn trap_040_outputs_are_json_strings_with_exit_code_and_duration() {
+    let evs = events("v040_no_task_frames");
+    let done = |n: u64| at_line(&evs, n).into_iter().find(|e| e["type"] == "tool_completed").cloned().unwrap();
+    let ok = done(10);
+    assert_eq!(ok["ok"], true);
+    assert_eq!(ok["exit_code"], 0);
+    assert_eq!(ok["duration_ms"], 200);
+    assert_eq!(ok["output"], "scripts/seed.ts:3:import { db } from '../src/db';\n", "the inner output");
+    let failed = done(15);
+    assert_eq!((failed["ok"].as_bool(), failed["exit_code"].as_i64()), (Some(false), Some(1)));
+    assert_eq!(failed["error"], "exit code 1");
+    // Plain strings: Codex's own failure messages fail, with the exit code they name.
+    let sandbox = done(17);
+    assert_eq!((sandbox["ok"].as_bool(), sandbox["exit_code"].as_i64()), (Some(false), Some(126)));
+    assert!(sandbox["error"].as_str().unwrap().starts_with("failed in sandbox"));
+    assert_eq!(done(27)["ok"], false, "patch rejected by user");
+    let plan = done(19);
+    assert_eq!((plan["ok"].as_bool(), plan["output"].as_str()), (Some(true), Some("Plan updated")));
+    assert!(plan.get("exit_code").is_none());
+    // A completion is named after its call.
+    assert_eq!(plan["name"], "update_plan");
+    assert_eq!(plan["kind"], "plan");
+}
+
+#[test]
+fn trap_later_shell_outputs_give_exit_code_and_wall_time_from_their_header() {
+    let evs = events("v0104_tasks_unified_exec");
+    let done = |n: u64| at_line(&evs, n).into_iter().find(|e| e["type"] == "tool_completed").cloned().unwrap();
+    let unified = done(13);
+    assert_eq!(unified["tool_id"], "call_lan_02", "parallel calls pair by call_id");
+    assert_eq!((unified["ok"].as_bool(), unified["exit_code"].as_i64()), (Some(false), Some(101)));
+    assert_eq!(unified["duration_ms"], 2501);
+    assert!(unified["output"].as_str().unwrap().starts_with("Chunk ID: 5b21c0\n"), "the text passed whole");
+    let shell = done(14);
+    assert_eq!(shell["tool_id"], "call_lan_01");
+    assert_eq!(
+        (shell["ok"].as_bool(), shell["exit_code"].as_i64(), shell["duration_ms"].as_u64()),
+        (Some(true), Some(0), Some(41))
+    );
+    // Opaque strings (redacted) are successful outputs, as is.
+    let redacted = done(27);
+    assert_eq!(redacted["ok"], true);
+    assert_eq!(redacted["output"], "[REDACTED_OUTPUT len=88 sha=4e5f6a7b]");
+    // Content items: text joined, images named.
+    assert_eq!(done(25)["output"], "Use ArgAction::SetTrue.\n[input_image]");
+    assert_eq!(done(25)["kind"], "mcp");
+}
+
+#[test]
+fn trap_web_search_call_without_id_starts_and_completes_on_its_line() {
+    let evs = events("v0104_tasks_unified_exec");
+    for n in [22, 23] {
+        assert_eq!(types_at(&evs, n), ["tool_started", "tool_completed"]);
+        for e in at_line(&evs, n) {
+            assert_eq!(e["tool_id"], format!("line:{n}"));
+            assert_eq!(e["kind"], "web_search");
+        }
+    }
+    assert_eq!(at_line(&evs, 22)[0]["summary"], "clap ArgAction::SetTrue dry run");
+    assert!(at_line(&evs, 23)[0].get("input").is_none(), "no action, no input");
+}
+
+#[test]
+fn trap_custom_tool_call_input_is_free_text() {
+    let evs = events("v0104_tasks_unified_exec");
+    let (_, p) = payloads("v0104_tasks_unified_exec", "response_item", Some("custom_tool_call")).remove(0);
+    let s = at_line(&evs, 20)[0];
+    assert_eq!(s["type"], "tool_started");
+    assert_eq!(s["input"], p["input"], "the patch text as a JSON string");
+    assert_eq!(s["kind"], "edit");
+    assert_eq!(s["summary"], "src/cli.rs, tests/dry_run.rs");
+    let done = at_line(&evs, 21)[0];
+    assert_eq!((done["tool_id"].as_str(), done["ok"].as_bool()), (Some("call_lan_03"), Some(true)));
+}
+
+#[test]
+fn trap_plan_and_question_calls_give_their_own_events() {
+    let evs = events("v040_no_task_frames");
+    assert_eq!(types_at(&evs, 18), ["tool_started", "plan_updated"]);
+    assert_eq!(
+        only(&evs, "plan_updated")["items"],
+        json!([
+            {"text": "Find the seed script", "status": "completed"},
+            {"text": "Reproduce the failure", "status": "in_progress"},
+            {"text": "Fix the migration order", "status": "pending"}
+        ])
+    );
+    let evs = events("edge_cases_unknowns");
+    assert_eq!(types_at(&evs, 9), ["tool_started", "needs_input"]);
+    assert_eq!(only(&evs, "needs_input")["prompt"], "Raise the temperature to 1250?");
+    let declined = at_line(&evs, 10)[0];
+    assert_eq!((declined["ok"].as_bool(), declined["error"].as_str()), (Some(false), Some("user declined to answer")));
+}
+
+#[test]
+fn trap_one_compacted_event_per_compaction() {
+    let evs = events("subagent_limits_compaction");
+    let c = only(&evs, "compacted");
+    assert_eq!(c["line"], 9);
+    assert_eq!(types_at(&evs, 10), ["heartbeat"]);
+    assert_eq!(at_line(&evs, 10)[0]["frame"], "event_msg/context_compacted");
+    // `replacement_history` re-lists old text: never written again.
+    assert_eq!(of_type(&evs, "output_delta").len(), 1);
+    assert_eq!(of_type(&evs, "user_message").len(), 1);
+}
+
+#[test]
+fn trap_turns_from_task_frames_and_aborts() {
+    // 0.40: no task frames, so no turn events; `turn_aborted` is an interrupt, and the aborted
+    // request's tool items written after it still pair.
+    let evs = events("v040_no_task_frames");
+    assert!(of_type(&evs, "turn_started").is_empty() && of_type(&evs, "turn_completed").is_empty());
+    assert_eq!(only(&evs, "interrupt")["reason"], "interrupted");
+    assert_eq!(types_at(&evs, 26), ["tool_started"]);
+    assert_eq!(types_at(&evs, 27), ["tool_completed"]);
+
+    let evs = events("v0104_tasks_unified_exec");
+    assert_eq!(of_type(&evs, "turn_started").len(), 2);
+    let done = only(&evs, "turn_completed");
+    assert_eq!(done["duration_ms"], 15020);
+    assert_eq!(done["result"], "Added `--dry-run`; the new test passes.");
+    assert!(done.get("usage").is_none());
+
+    // Newer names, and a completion that carries an error.
+    let evs = events("subagent_limits_compaction");
+    assert_eq!(of_type(&evs, "turn_started").len(), 2, "task_started and turn_started");
+    let failed = only(&evs, "turn_failed");
+    assert_eq!(failed["kind"], "usage_limit");
+    assert_eq!(failed["error"], "You've hit your usage limit. Try again at 2:00 PM.");
+    let evs = events("edge_cases_unknowns");
+    assert_eq!(only(&evs, "turn_completed")["result"], "Kiln config read.", "turn_complete");
+}
+
+#[test]
+fn trap_session_meta_gives_the_session_and_its_parent() {
+    let evs = events("v0104_tasks_unified_exec");
+    let s = only(&evs, "session_started");
+    assert_eq!(s["session_id"], "019cb7e2-4a10-7c55-b3e9-6d7f80a1b2c3");
+    assert_eq!(s["cwd"], "/Users/kim/src/lanterns");
+    assert_eq!(s["cli_version"], "0.104.0");
+    assert!(s.get("model").is_none() && s.get("parent_session_id").is_none());
+    assert!(evs.iter().skip(1).all(|e| e["type"] == "run_ended" || e["session_id"] == s["session_id"]));
+    assert_eq!(
+        only(&events("subagent_limits_compaction"), "session_started")["parent_session_id"],
+        "019eb19f-0000-7100-8200-001122334455",
+        "a subagent's spawning thread"
+    );
+    assert_eq!(
+        only(&events("edge_cases_unknowns"), "session_started")["parent_session_id"],
+        "019bd9e0-aaaa-7bbb-8ccc-ddddeeeeffff",
+        "a fork's origin"
+    );
+}
+
+#[test]
+fn trap_event_copies_of_tool_ends_and_snapshots_are_heartbeats() {
+    let evs = events("edge_cases_unknowns");
+    for (n, frame) in [
+        (7, "event_msg/exec_command_end"),
+        (15, "response_item/ghost_snapshot"),
+        (20, "event_msg/collab_agent_spawn_end"),
+        (3, "event_msg/user_message"),
+    ] {
+        assert_eq!(types_at(&evs, n), ["heartbeat"], "line {n}");
+        assert_eq!(at_line(&evs, n)[0]["frame"], frame);
+    }
+    // The tool whose end the event copies is completed once, from its output item.
+    assert_eq!(of_type(&evs, "tool_completed").iter().filter(|e| e["tool_id"] == "call_kiln_01").count(), 1);
+    // A result whose call is not in the file gets a synthetic start.
+    let synthetic: Vec<&Value> = of_type(&evs, "tool_started").into_iter().filter(|e| e["synthetic"] == true).collect();
+    assert_eq!(synthetic.len(), 1);
+    assert_eq!(synthetic[0]["tool_id"], "call_from_before");
+}
+
+#[test]
+fn trap_errors_are_diagnostics_and_new_frames_are_named() {
+    let evs = events("edge_cases_unknowns");
+    let d = of_type(&evs, "diagnostic");
+    let codes: Vec<(&str, &str)> =
+        d.iter().map(|e| (e["level"].as_str().unwrap(), e["code"].as_str().unwrap())).collect();
+    assert_eq!(codes, [("warning", "codex.reconnecting"), ("warning", "codex.warning"), ("error", "codex.error")]);
+    let ended = evs.last().unwrap();
+    assert_eq!(ended["unknown"], 4);
+    assert_eq!(
+        ended["unknown_frames"],
+        json!({"event_msg": 1, "event_msg/brand_new_kind": 1, "response_item/future_item": 1})
+    );
+    let malformed = at_line(&evs, 23)[0];
+    assert_eq!(
+        (malformed["reason"].as_str(), malformed["frame"].as_str()),
+        (Some("malformed_frame"), Some("event_msg"))
+    );
+}
+
+#[test]
+fn trap_saved_logs_are_complete_when_they_end_with_a_newline() {
+    // Ends mid-turn (a call without output): normal for a saved log.
+    let evs = events("v0104_tasks_unified_exec");
+    assert_eq!(evs.last().unwrap()["complete"], true);
+    // Ends without a newline: damaged.
+    let evs = events("edge_cases_unknowns");
+    assert_eq!(evs.last().unwrap()["complete"], false);
+}
+
+#[test]
+fn every_line_carries_its_own_timestamp() {
+    for name in names() {
+        let evs = events(&name);
+        for (n, v) in input(&name) {
+            for e in at_line(&evs, n) {
+                if e["type"] != "unknown" {
+                    assert_eq!(e["at"], v["timestamp"], "{name}:{n}");
+                }
+            }
+        }
+    }
+}
