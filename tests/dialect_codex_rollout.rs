@@ -174,8 +174,7 @@ fn trap_one_usage_per_changed_total_from_last_token_usage() {
                 // The model is the one the last turn_context named (one per request).
                 let model = payloads(&name, "turn_context", None)
                     .into_iter()
-                    .filter(|(l, _)| *l < n)
-                    .last()
+                    .rfind(|(l, _)| *l < n)
                     .and_then(|(_, c)| c["model"].as_str().map(str::to_owned));
                 assert_eq!(usages[0]["model"].as_str(), model.as_deref(), "{name}:{n}: model of the request");
                 expected_lines.push(n);
