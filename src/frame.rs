@@ -398,7 +398,15 @@ impl<'t> Val<'t> {
     /// The value as compact JSON (duplicate keys collapsed, last wins).
     pub fn to_json(&self) -> Json {
         let mut out = Vec::with_capacity(64);
-        self.write_json(&mut out);
+        self.write_json(&mut out, false);
+        Json::from_trusted(String::from_utf8(out).unwrap_or_default())
+    }
+
+    /// The value as compact JSON with every `null` left out (object members and array elements):
+    /// for fields other than `tool_started.input`, where the contract allows no null.
+    pub fn to_json_without_nulls(&self) -> Json {
+        let mut out = Vec::with_capacity(64);
+        self.write_json(&mut out, true);
         Json::from_trusted(String::from_utf8(out).unwrap_or_default())
     }
 
@@ -413,14 +421,14 @@ impl<'t> Val<'t> {
                 }
                 crate::json::push_str(&mut out, k);
                 out.push(b':');
-                v.write_json(&mut out);
+                v.write_json(&mut out, false);
             }
         }
         out.push(b'}');
         (out.len() > 2).then(|| Json::from_trusted(String::from_utf8(out).unwrap_or_default()))
     }
 
-    fn write_json(&self, out: &mut Vec<u8>) {
+    fn write_json(&self, out: &mut Vec<u8>, skip_nulls: bool) {
         if let Some(s) = self.str() {
             match (s.len() >= RAW_MIN).then(|| self.quoted_span(s)).flatten() {
                 Some(q) => out.extend_from_slice(q),
@@ -428,22 +436,26 @@ impl<'t> Val<'t> {
             }
         } else if let Some(entries) = self.entries() {
             out.push(b'{');
-            for (i, (k, v)) in entries.iter().enumerate() {
-                if i > 0 {
+            let mut first = true;
+            for (k, v) in entries.iter().filter(|(_, v)| !(skip_nulls && v.is_null())) {
+                if !first {
                     out.push(b',');
                 }
+                first = false;
                 crate::json::push_str(out, k);
                 out.push(b':');
-                v.write_json(out);
+                v.write_json(out, skip_nulls);
             }
             out.push(b'}');
         } else if let Some(items) = self.array() {
             out.push(b'[');
-            for (i, v) in items.enumerate() {
-                if i > 0 {
+            let mut first = true;
+            for v in items.filter(|v| !(skip_nulls && v.is_null())) {
+                if !first {
                     out.push(b',');
                 }
-                v.write_json(out);
+                first = false;
+                v.write_json(out, skip_nulls);
             }
             out.push(b']');
         } else if let Some(b) = self.bool() {

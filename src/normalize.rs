@@ -198,6 +198,7 @@ pub struct Fold {
     session_id: Option<String>,
     sessions: Recent<()>,
     tools: Recent<(String, ToolKind)>,
+    completed: Recent<()>,
     streamed: Recent<()>,
     usage_done: Recent<()>,
     stream_msg: Option<(String, Usage, Option<String>)>,
@@ -327,25 +328,40 @@ struct TurnText {
     turn: String,
     /// Fragments since the last whole message.
     segment: String,
+    /// The turn has streamed fragments.
+    streamed: bool,
 }
 
 impl TurnText {
     /// The part of `text` not yet written, if any; records it as written.
+    ///
+    /// Repeats are only looked for once the turn has streamed fragments: without them every
+    /// whole message is new text (a CLI that only writes whole messages may well say the same
+    /// thing twice).
     fn fresh(&mut self, text: &str, fragment: bool) -> Option<String> {
-        let new = if fragment {
+        if fragment {
+            self.streamed = true;
             self.segment.push_str(text);
-            text
-        } else if !self.segment.is_empty() && text.starts_with(self.segment.as_str()) {
-            let rest = &text[self.segment.len()..];
-            self.segment.clear();
-            rest
-        } else if !self.turn.is_empty() && self.turn.ends_with(text) {
-            self.segment.clear();
+            self.turn.push_str(text);
+            return (!text.is_empty()).then(|| text.to_owned());
+        }
+        if !self.streamed {
+            return (!text.is_empty()).then(|| text.to_owned());
+        }
+        let trimmed = text.trim_end();
+        let new = if !self.segment.is_empty() && text.starts_with(self.segment.as_str()) {
+            // A flush of the streamed segment, maybe with more: the rest is new.
+            &text[self.segment.len()..]
+        } else if !self.segment.is_empty() && self.segment.trim_end().starts_with(trimmed) {
+            // Covered by what was streamed (up to trailing white space).
+            ""
+        } else if self.turn.trim_end().ends_with(trimmed) {
+            // A repeat of the turn's text so far.
             ""
         } else {
-            self.segment.clear();
             text
         };
+        self.segment.clear();
         if new.is_empty() {
             return None;
         }
@@ -356,6 +372,7 @@ impl TurnText {
     fn reset(&mut self) {
         self.turn.clear();
         self.segment.clear();
+        self.streamed = false;
     }
 
     fn has_segment(&self) -> bool {
@@ -403,6 +420,7 @@ impl Fold {
             session_id: None,
             sessions: Recent::new(1 << 10),
             tools: Recent::new(1 << 16),
+            completed: Recent::new(1 << 16),
             streamed: Recent::new(1 << 12),
             usage_done: Recent::new(1 << 12),
             stream_msg: None,
@@ -501,7 +519,7 @@ impl Fold {
     }
 
     fn frame(&mut self, d: Dialect, m: Mapped, line_no: u64, line: &[u8], sink: &mut dyn Sink) {
-        if let Some(id) = &m.session_id
+        if let Some(id) = m.session_id.as_ref().filter(|id| !id.is_empty())
             && self.session_id.as_deref() != Some(id.as_str())
         {
             self.session_id = Some(id.clone());
@@ -596,6 +614,7 @@ impl Fold {
             }
             Piece::ResetTools => {
                 self.tools.clear();
+                self.completed.clear();
                 *new_session = true;
             }
             Piece::TurnText { text, fragment, message_id } => {
@@ -734,6 +753,10 @@ impl Fold {
             }
             Event::ToolCompleted { tool_id, name, kind, .. } => {
                 id_from_line(tool_id, line_no);
+                // A call completes once: a repeated completion line is nothing new.
+                if !self.completed.insert(tool_id.clone()) {
+                    return;
+                }
                 match self.tools.get(tool_id.as_str()) {
                     Some((n, k)) => {
                         name.get_or_insert_with(|| n.clone());
@@ -921,15 +944,13 @@ fn id_from_line(tool_id: &mut String, line_no: u64) {
     }
 }
 
-/// A frame timestamp as RFC 3339: epoch numbers converted, date strings as written, anything
-/// else (a placeholder such as `<TIMESTAMP>`) left out.
+/// A frame timestamp as RFC 3339 UTC with milliseconds: epoch numbers converted, RFC 3339 strings
+/// in any offset brought to UTC, anything else (a placeholder such as `<TIMESTAMP>`) left out.
 fn normalize_at(at: &str) -> Option<String> {
     if let Ok(n) = at.parse::<f64>() {
         return crate::time::from_epoch(n);
     }
-    let b = at.as_bytes();
-    let dateish = b.len() >= 10 && b[..4].iter().all(u8::is_ascii_digit) && b[4] == b'-' && b[7] == b'-';
-    dateish.then(|| at.to_owned())
+    crate::time::parse_rfc3339_ms(at).map(crate::time::rfc3339_millis)
 }
 
 /// The first 200 characters of a line.

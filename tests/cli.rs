@@ -459,3 +459,82 @@ fn hostile_numbers_never_become_null_or_wrap() {
     let usage = evs.iter().find(|e| e["type"] == "usage").unwrap();
     assert!(usage["usage"].get("context").is_none(), "an overflowing sum is left out");
 }
+
+fn output_text_of(out: &Output) -> String {
+    events(out).iter().filter(|e| e["type"] == "output_delta").map(|e| e["text"].as_str().unwrap().to_owned()).collect()
+}
+
+#[test]
+fn whole_messages_without_streamed_fragments_are_never_dropped_as_repeats() {
+    // Cursor without partial output: each flush is the only copy of its text.
+    let input = r#"{"type":"system","subtype":"init","apiKeySource":"login","cwd":"/w","session_id":"c1","model":"m","permissionMode":"default"}
+{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"Running the tests now. Done."}]},"session_id":"c1","model_call_id":"mc1","timestamp_ms":1774272397614}
+{"type":"tool_call","subtype":"started","call_id":"t1","tool_call":{"shellToolCall":{"args":{"command":"ls"}}},"session_id":"c1"}
+{"type":"tool_call","subtype":"completed","call_id":"t1","tool_call":{"shellToolCall":{"args":{"command":"ls"},"result":{"success":{"exitCode":0,"stdout":"a"}}}},"session_id":"c1"}
+{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"Done."}]},"session_id":"c1"}
+"#;
+    assert_eq!(output_text_of(&run(&["--no-observed-at"], input.as_bytes())), "Running the tests now. Done.Done.");
+}
+
+#[test]
+fn a_whole_message_repeating_deltas_up_to_white_space_is_written_once() {
+    let input = r#"{"type":"init","session_id":"g1","model":"gemini"}
+{"type":"message","role":"assistant","content":"Hello ","delta":true}
+{"type":"message","role":"assistant","content":"world\n","delta":true}
+{"type":"message","role":"assistant","content":"Hello world"}
+"#;
+    assert_eq!(output_text_of(&run(&["--no-observed-at"], input.as_bytes())), "Hello world\n");
+}
+
+#[test]
+fn a_forced_dialect_does_not_turn_any_object_into_a_turn() {
+    let out = run(&["--no-observed-at", "--dialect", "gemini"], b"{}\n{\"foo\":1}\n");
+    let evs = events(&out);
+    assert!(evs[1..3].iter().all(|e| e["type"] == "unknown"), "{evs:?}");
+}
+
+#[test]
+fn timestamps_are_rfc3339_utc_or_left_out() {
+    let input = r#"{"timestamp":"2026-01-01T05:00:00+05:00","type":"event_msg","payload":{"type":"agent_message","message":"hi"}}
+{"timestamp":"2026-99-99 whatever","type":"event_msg","payload":{"type":"agent_message","message":"ho"}}
+{"timestamp":"2026-01-01T00:00:01.5Z","type":"event_msg","payload":{"type":"token_count","info":null,"rate_limits":{"primary":{"used_percent":5.0,"window_minutes":300,"resets_at":"soon"}}}}
+"#;
+    let evs = events(&run(&["--no-observed-at"], input.as_bytes()));
+    assert_eq!(evs[1]["at"], "2026-01-01T00:00:00.000Z");
+    assert!(evs[2].get("at").is_none());
+    assert_eq!(evs[3]["at"], "2026-01-01T00:00:01.500Z");
+    assert!(evs[3].get("resets_at").is_none(), "{}", evs[3]);
+}
+
+#[test]
+fn no_null_outside_tool_input_even_in_questions() {
+    let input = r#"{"type":"assistant","message":{"id":"m1","model":"x","content":[{"type":"tool_use","id":"t1","name":"AskUserQuestion","input":{"questions":[{"question":"Q?","header":null,"options":[null,"a"]}]}}]},"session_id":"s","uuid":"u"}
+"#;
+    let out = run(&["--no-observed-at"], input.as_bytes());
+    let evs = events(&out);
+    let ask = evs.iter().find(|e| e["type"] == "needs_input").unwrap();
+    assert_eq!(ask["questions"], serde_json::json!([{"question": "Q?", "options": ["a"]}]));
+    let started = evs.iter().find(|e| e["type"] == "tool_started").unwrap();
+    assert!(started["input"]["questions"][0]["header"].is_null(), "the CLI's own arguments keep their nulls");
+}
+
+#[test]
+fn a_call_completes_once() {
+    let input = r#"{"type":"item.started","item":{"id":"i1","type":"command_execution","command":"ls","status":"in_progress"}}
+{"type":"item.completed","item":{"id":"i1","type":"command_execution","command":"ls","aggregated_output":"a","exit_code":0,"status":"completed"}}
+{"type":"item.completed","item":{"id":"i1","type":"command_execution","command":"ls","aggregated_output":"a","exit_code":0,"status":"completed"}}
+"#;
+    let evs = events(&run(&["--no-observed-at"], input.as_bytes()));
+    assert_eq!(evs.iter().filter(|e| e["type"] == "tool_completed").count(), 1);
+    assert_eq!(
+        evs.iter().filter(|e| e["line"] == 3).map(|e| e["type"].as_str().unwrap()).collect::<Vec<_>>(),
+        ["heartbeat"]
+    );
+}
+
+#[test]
+fn an_empty_session_id_is_no_session() {
+    let input = "{\"type\":\"thread.started\",\"thread_id\":\"\"}\n{\"type\":\"turn.started\"}\n";
+    let evs = events(&run(&["--no-observed-at"], input.as_bytes()));
+    assert!(evs.iter().all(|e| e.get("session_id").is_none_or(|s| s != "")), "{evs:?}");
+}

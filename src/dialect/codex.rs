@@ -143,10 +143,9 @@ fn item(f: Val<'_>, ty: &str, m: &mut Mapped) {
             }
         }
         "mcp_tool_call" => {
-            let server = it.str_at("server").unwrap_or("");
             let name = it.str_at("tool").unwrap_or("unknown");
             let input = it.subset_json(&["server", "tool", "arguments"]);
-            tool(m, id, name, ToolKind::Mcp, input, Some(format!("{server}/{name}")));
+            tool(m, id, name, ToolKind::Mcp, input, Some(super::mcp_summary(it.str_at("server"), name)));
             if phase == Phase::Completed {
                 let error =
                     it.path(&["error", "message"]).or_else(|| it.get("error")).and_then(|e| e.str().map(str::to_owned));

@@ -84,10 +84,9 @@ pub fn map(f: Val<'_>, m: &mut Mapped) {
         "mcp_tool_call_begin" => {
             // `invocation: {server, tool, arguments}`; the earliest versions put them on the event.
             let inv = msg.get("invocation").filter(|i| i.is_object()).unwrap_or(msg);
-            let server = inv.str_at("server").unwrap_or("");
             let tool = inv.str_at("tool").unwrap_or("unknown");
             let input = inv.subset_json(&["server", "tool", "arguments"]);
-            begin(m, msg, tool, ToolKind::Mcp, input, Some(format!("{server}/{tool}")));
+            begin(m, msg, tool, ToolKind::Mcp, input, Some(super::mcp_summary(inv.str_at("server"), tool)));
         }
         "mcp_tool_call_end" => mcp_end(msg, m),
         "web_search_begin" => {

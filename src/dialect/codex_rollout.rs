@@ -26,8 +26,8 @@
 //!   completion come from the one line.
 //! - `token_count` is cumulative and repeated with unchanged totals: see
 //!   `codex::token_count`. `info: null` (before the first request) carries no usage but
-//!   its rate limits still count. `turn_context` (one per model request: model, cwd, policies) is
-//!   a heartbeat; the adapter is stateless, so `usage` events carry no `model`.
+//!   its rate limits still count. `turn_context` (one per model request: model, cwd, policies)
+//!   names the model of the `usage` that follows (`Piece::Model`).
 //! - `session_meta` has no model; `parent_session_id` is the spawning thread of a subagent
 //!   (`source.subagent.thread_spawn.parent_thread_id`), else the session a fork came from
 //!   (`forked_from_id`).
@@ -278,6 +278,10 @@ fn one_line_tool(
     status: Option<String>,
 ) {
     started(m, id.clone(), name, kind, input, summary);
+    // Still running: only the start.
+    if matches!(status.as_deref(), Some("in_progress" | "searching" | "generating")) {
+        return;
+    }
     m.push(Event::ToolCompleted {
         env: Envelope::default(),
         tool_id: id,

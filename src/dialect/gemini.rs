@@ -265,6 +265,10 @@ fn failure(err: Option<Val<'_>>) -> (String, FailureKind) {
 /// per model) or `error`, plus `warnings` and `finish_reason` in newer builds.
 fn json_output(f: Val<'_>, m: &mut Mapped) {
     m.frame = "json".to_owned();
+    // Only Gemini's json object; any other untyped object (under a forced --dialect) is unknown.
+    if !["session_id", "response", "stats", "error"].iter().any(|k| f.get(k).is_some()) {
+        return m.unknown(UnknownReason::UnrecognizedFrame, None);
+    }
     if let Some(id) = f.string_at("session_id") {
         m.session_id = Some(id);
         m.pieces.push(Piece::ResetTools);

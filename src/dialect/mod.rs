@@ -158,7 +158,12 @@ impl Mapped {
 /// A `needs_input` from a list of structured questions (`[{question, …}]`) and/or a prompt.
 pub fn needs_input(questions: Option<Val<'_>>, prompt: Option<String>) -> Event {
     let first = questions.and_then(|q| q.array()).and_then(|mut a| a.next()).and_then(|q| q.string_at("question"));
-    Event::NeedsInput { env: Envelope::default(), prompt: first.or(prompt), questions: questions.map(|q| q.to_json()) }
+    // Only tool_started.input may hold nulls (SPEC §1): they are left out of the questions.
+    Event::NeedsInput {
+        env: Envelope::default(),
+        prompt: first.or(prompt),
+        questions: questions.map(|q| q.to_json_without_nulls()),
+    }
 }
 
 /// A diagnostic event; the fold fills `raw` with the source line.
@@ -209,10 +214,11 @@ pub fn percent(fraction: f64) -> Option<f64> {
     (p.is_finite() && p >= 0.0).then_some(p)
 }
 
-/// A reset time given as epoch seconds / milliseconds or as an RFC 3339 string.
+/// A reset time given as epoch seconds / milliseconds or as an RFC 3339 string, as RFC 3339 UTC;
+/// anything else is left out.
 pub fn reset_time(v: Val<'_>) -> Option<String> {
     match v.str() {
-        Some(s) => Some(s.to_owned()),
+        Some(s) => crate::time::parse_rfc3339_ms(s).map(crate::time::rfc3339_millis),
         None => crate::time::from_epoch(v.f64()?),
     }
 }
@@ -290,6 +296,14 @@ pub fn summary(kind: ToolKind, input: Option<Val<'_>>) -> Option<String> {
         (!parts.is_empty()).then(|| parts.join(" "))
     })?;
     one_line(&found)
+}
+
+/// The summary of an MCP call: `server/tool`, or the tool alone when no server is named.
+pub fn mcp_summary(server: Option<&str>, tool: &str) -> String {
+    match server.filter(|s| !s.is_empty()) {
+        Some(s) => format!("{s}/{tool}"),
+        None => tool.to_owned(),
+    }
 }
 
 /// The first line of `s`, trimmed and cut to 200 characters; `None` when empty.
