@@ -202,15 +202,13 @@ fn tool_use(b: Val<'_>, m: &mut Mapped) {
     let name = b.str_at("name").unwrap_or("unknown");
     let kind = tool_kind(name);
     let input = b.get("input").filter(|v| !v.is_null());
-    m.push(Event::ToolStarted {
-        env: Envelope::default(),
-        tool_id: b.string_at("id").unwrap_or_else(|| NO_ID.to_owned()),
-        name: name.to_owned(),
+    m.tool_started(
+        b.string_at("id").unwrap_or_else(|| NO_ID.to_owned()),
+        name,
         kind,
-        input: input.map(|v| v.to_json()),
-        summary: summary(kind, input),
-        synthetic: None,
-    });
+        input.map(|v| v.to_json()),
+        summary(kind, input),
+    );
     match name {
         "TodoWrite" => {
             if let Some(items) = input.and_then(|i| i.get("todos")).and_then(plan_items) {

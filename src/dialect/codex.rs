@@ -12,7 +12,7 @@
 
 use super::{Mapped, NO_ID, Piece, content_text, diagnostic, failure_kind, plan_items, subagent_status};
 use crate::event::{
-    Envelope, Event, Json, Level, SubagentOperation, SubagentStatus, Text, ToolKind, UnknownReason, UsageScope,
+    Envelope, Event, Level, SubagentOperation, SubagentStatus, Text, ToolKind, UnknownReason, UsageScope,
 };
 use crate::frame::Val;
 use crate::usage;
@@ -116,7 +116,7 @@ fn item(f: Val<'_>, ty: &str, m: &mut Mapped) {
         "command_execution" => {
             let command = it.str_at("command");
             let input = it.subset_json(&["command"]);
-            tool(m, id, "command_execution", ToolKind::Shell, input, command.and_then(super::one_line));
+            m.tool_started(id, "command_execution", ToolKind::Shell, input, command.and_then(super::one_line));
             if phase == Phase::Completed {
                 let exit_code = it.get("exit_code").and_then(|c| c.i64());
                 let status = it.str_at("status");
@@ -135,7 +135,7 @@ fn item(f: Val<'_>, ty: &str, m: &mut Mapped) {
             let paths: Vec<&str> =
                 it.array_at("changes").map(|a| a.filter_map(|c| c.str_at("path")).collect()).unwrap_or_default();
             let summary = (!paths.is_empty()).then(|| paths.join(", "));
-            tool(m, id, "file_change", ToolKind::Edit, input, summary);
+            m.tool_started(id, "file_change", ToolKind::Edit, input, summary);
             if phase == Phase::Completed {
                 let ok = it.str_at("status").is_none_or(|s| s == "completed");
                 let error = (!ok).then(|| it.str_at("status").unwrap_or("failed").to_owned());
@@ -145,7 +145,7 @@ fn item(f: Val<'_>, ty: &str, m: &mut Mapped) {
         "mcp_tool_call" => {
             let name = it.str_at("tool").unwrap_or("unknown");
             let input = it.subset_json(&["server", "tool", "arguments"]);
-            tool(m, id, name, ToolKind::Mcp, input, Some(super::mcp_summary(it.str_at("server"), name)));
+            m.tool_started(id, name, ToolKind::Mcp, input, Some(super::mcp_summary(it.str_at("server"), name)));
             if phase == Phase::Completed {
                 let error =
                     it.path(&["error", "message"]).or_else(|| it.get("error")).and_then(|e| e.str().map(str::to_owned));
@@ -158,20 +158,20 @@ fn item(f: Val<'_>, ty: &str, m: &mut Mapped) {
         "web_search" => {
             let query = it.str_at("query").filter(|q| !q.is_empty());
             let input = query.and_then(|_| it.subset_json(&["query"]));
-            tool(m, id, "web_search", ToolKind::WebSearch, input, query.and_then(super::one_line));
+            m.tool_started(id, "web_search", ToolKind::WebSearch, input, query.and_then(super::one_line));
             if phase == Phase::Completed {
                 m.push(completed(&it, true, None, None, None));
             }
         }
         "todo_list" => {
             if phase == Phase::Started {
-                tool(m, id.clone(), "todo_list", ToolKind::Plan, None, None);
+                m.tool_started(id.clone(), "todo_list", ToolKind::Plan, None, None);
             }
             if let Some(items) = it.get("items").and_then(plan_items) {
                 m.push(Event::PlanUpdated { env: Envelope::default(), items });
             }
             if phase == Phase::Completed {
-                tool(m, id, "todo_list", ToolKind::Plan, None, None);
+                m.tool_started(id, "todo_list", ToolKind::Plan, None, None);
                 m.push(completed(&it, true, None, None, None));
             }
         }
@@ -182,20 +182,6 @@ fn item(f: Val<'_>, ty: &str, m: &mut Mapped) {
         }
         _ => m.unknown(UnknownReason::UnrecognizedFrame, None),
     }
-}
-
-/// A `tool_started` for an item. Started and updated lines start it; a completed line starts it
-/// too, which the fold keeps only when the start was never seen (items without a start frame).
-fn tool(m: &mut Mapped, id: String, name: &str, kind: ToolKind, input: Option<Json>, summary: Option<String>) {
-    m.push(Event::ToolStarted {
-        env: Envelope::default(),
-        tool_id: id,
-        name: name.to_owned(),
-        kind,
-        input,
-        summary,
-        synthetic: None,
-    });
 }
 
 fn completed(it: &Val<'_>, ok: bool, output: Option<Text>, exit_code: Option<i64>, error: Option<String>) -> Event {
@@ -216,7 +202,7 @@ fn collab(it: &Val<'_>, phase: Phase, id: String, m: &mut Mapped) {
     let name = it.str_at("tool").unwrap_or("collab_tool_call");
     let prompt = it.str_at("prompt");
     let input = it.subset_json(&["tool", "prompt", "receiver_thread_ids"]);
-    tool(m, id.clone(), name, ToolKind::Task, input, prompt.and_then(super::one_line));
+    m.tool_started(id.clone(), name, ToolKind::Task, input, prompt.and_then(super::one_line));
     if phase != Phase::Completed {
         return;
     }

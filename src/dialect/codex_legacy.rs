@@ -22,7 +22,7 @@
 
 use super::codex::{shell_summary, token_count};
 use super::{Mapped, NO_ID, content_text, diagnostic, failure_kind, one_line, plan_items};
-use crate::event::{Envelope, Event, Json, Level, Text, ToolKind, UnknownReason};
+use crate::event::{Envelope, Event, Level, Text, ToolKind, UnknownReason};
 use crate::frame::Val;
 use crate::usage;
 
@@ -65,14 +65,20 @@ pub fn map(f: Val<'_>, m: &mut Mapped) {
         }
         "exec_command_begin" => {
             let summary = msg.get("command").and_then(shell_summary);
-            begin(m, msg, "exec_command", ToolKind::Shell, msg.subset_json(&["command", "cwd"]), summary);
+            m.tool_started(
+                call_id(msg),
+                "exec_command",
+                ToolKind::Shell,
+                msg.subset_json(&["command", "cwd"]),
+                summary,
+            );
         }
         "exec_command_end" => exec_end(msg, m),
         "patch_apply_begin" => {
             let paths: Vec<&str> =
                 msg.get("changes").and_then(|c| c.entries()).unwrap_or_default().iter().map(|(k, _)| *k).collect();
             let summary = (!paths.is_empty()).then(|| paths.join(", ")).and_then(|s| one_line(&s));
-            begin(m, msg, "apply_patch", ToolKind::Edit, msg.subset_json(&["changes"]), summary);
+            m.tool_started(call_id(msg), "apply_patch", ToolKind::Edit, msg.subset_json(&["changes"]), summary);
         }
         "patch_apply_end" => {
             let ok = msg.bool_at("success").unwrap_or(true);
@@ -86,13 +92,19 @@ pub fn map(f: Val<'_>, m: &mut Mapped) {
             let inv = msg.get("invocation").filter(|i| i.is_object()).unwrap_or(msg);
             let tool = inv.str_at("tool").unwrap_or("unknown");
             let input = inv.subset_json(&["server", "tool", "arguments"]);
-            begin(m, msg, tool, ToolKind::Mcp, input, Some(super::mcp_summary(inv.str_at("server"), tool)));
+            m.tool_started(
+                call_id(msg),
+                tool,
+                ToolKind::Mcp,
+                input,
+                Some(super::mcp_summary(inv.str_at("server"), tool)),
+            );
         }
         "mcp_tool_call_end" => mcp_end(msg, m),
         "web_search_begin" => {
             let query = msg.str_at("query").filter(|q| !q.is_empty());
             let input = query.and_then(|_| msg.subset_json(&["query"]));
-            begin(m, msg, "web_search", ToolKind::WebSearch, input, query.and_then(one_line));
+            m.tool_started(call_id(msg), "web_search", ToolKind::WebSearch, input, query.and_then(one_line));
         }
         "web_search_end" => end(m, msg, "web_search", ToolKind::WebSearch, true, None, None, None, None),
         "token_count" => {
@@ -200,18 +212,6 @@ fn text_event(msg: Val<'_>, key: &str, m: &mut Mapped, make: impl FnOnce(Text) -
 
 fn call_id(msg: Val<'_>) -> String {
     msg.string_at("call_id").unwrap_or_else(|| NO_ID.to_owned())
-}
-
-fn begin(m: &mut Mapped, msg: Val<'_>, name: &str, kind: ToolKind, input: Option<Json>, summary: Option<String>) {
-    m.push(Event::ToolStarted {
-        env: Envelope::default(),
-        tool_id: call_id(msg),
-        name: name.to_owned(),
-        kind,
-        input,
-        summary,
-        synthetic: None,
-    });
 }
 
 #[allow(clippy::too_many_arguments)]

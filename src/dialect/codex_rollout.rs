@@ -253,18 +253,6 @@ fn call_id(p: Val<'_>) -> String {
     p.string_at("call_id").or_else(|| p.string_at("id")).unwrap_or_else(|| NO_ID.to_owned())
 }
 
-fn started(m: &mut Mapped, tool_id: String, name: &str, kind: ToolKind, input: Option<Json>, summary: Option<String>) {
-    m.push(Event::ToolStarted {
-        env: Envelope::default(),
-        tool_id,
-        name: name.to_owned(),
-        kind,
-        input,
-        summary,
-        synthetic: None,
-    });
-}
-
 /// A call that has no output item: its start and its completion from the one line.
 #[allow(clippy::too_many_arguments)]
 fn one_line_tool(
@@ -277,7 +265,7 @@ fn one_line_tool(
     ok: bool,
     status: Option<String>,
 ) {
-    started(m, id.clone(), name, kind, input, summary);
+    m.tool_started(id.clone(), name, kind, input, summary);
     // Still running: only the start.
     if matches!(status.as_deref(), Some("in_progress" | "searching" | "generating")) {
         return;
@@ -347,7 +335,7 @@ fn function_call(p: Val<'_>, m: &mut Mapped) {
             None => Call { input: Some(a.to_json()), ..Call::default() },
         },
     };
-    started(m, call_id(p), name, kind, call.input, call.summary);
+    m.tool_started(call_id(p), name, kind, call.input, call.summary);
     for e in call.extra {
         m.push(e);
     }
@@ -364,13 +352,13 @@ fn custom_tool_call(p: Val<'_>, m: &mut Mapped) {
         _ => None,
     };
     let input = p.get("input").filter(|v| !v.is_null()).map(|v| v.to_json());
-    started(m, call_id(p), name, tool_kind(name), input, summary);
+    m.tool_started(call_id(p), name, tool_kind(name), input, summary);
 }
 
 fn local_shell_call(p: Val<'_>, m: &mut Mapped) {
     let action = p.get("action").filter(|a| a.is_object());
     let summary = action.and_then(|a| a.get("command")).and_then(shell_summary);
-    started(m, call_id(p), "local_shell", ToolKind::Shell, action.map(|a| a.to_json()), summary);
+    m.tool_started(call_id(p), "local_shell", ToolKind::Shell, action.map(|a| a.to_json()), summary);
 }
 
 fn web_search_call(p: Val<'_>, m: &mut Mapped) {

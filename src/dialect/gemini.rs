@@ -99,15 +99,13 @@ fn tool_use(f: Val<'_>, m: &mut Mapped) {
         let i = input?;
         ["dir_path", "prompt", "description"].iter().find_map(|k| i.str_at(k)).and_then(one_line)
     });
-    m.push(Event::ToolStarted {
-        env: Envelope::default(),
-        tool_id: f.string_at("tool_id").unwrap_or_else(|| NO_ID.to_owned()),
-        name: name.to_owned(),
+    m.tool_started(
+        f.string_at("tool_id").unwrap_or_else(|| NO_ID.to_owned()),
+        name,
         kind,
-        input: input.map(|v| v.to_json()),
+        input.map(|v| v.to_json()),
         summary,
-        synthetic: None,
-    });
+    );
     match name {
         "write_todos" => {
             if let Some(items) = input.and_then(|i| i.get("todos")).and_then(plan_items) {

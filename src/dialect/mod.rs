@@ -16,7 +16,8 @@ pub mod gemini;
 pub mod opencode;
 
 use crate::event::{
-    Envelope, Event, FailureKind, Level, PlanItem, PlanStatus, SubagentStatus, Text, ToolKind, UnknownReason, Usage,
+    Envelope, Event, FailureKind, Json, Level, PlanItem, PlanStatus, SubagentStatus, Text, ToolKind, UnknownReason,
+    Usage,
 };
 use crate::frame::Val;
 
@@ -138,6 +139,26 @@ impl Mapped {
     /// Adds an event.
     pub fn push(&mut self, e: Event) {
         self.pieces.push(Piece::Event(e));
+    }
+
+    /// Adds a `tool_started` (every adapter's calls start here).
+    pub fn tool_started(
+        &mut self,
+        tool_id: String,
+        name: &str,
+        kind: ToolKind,
+        input: Option<Json>,
+        summary: Option<String>,
+    ) {
+        self.push(Event::ToolStarted {
+            env: Envelope::default(),
+            tool_id,
+            name: name.to_owned(),
+            kind,
+            input,
+            summary,
+            synthetic: None,
+        });
     }
 
     /// Adds a heartbeat named after the frame.

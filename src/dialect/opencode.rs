@@ -81,15 +81,7 @@ fn tool_use(p: Val<'_>, m: &mut Mapped) {
     let summary = summary(kind, input)
         .or_else(|| input.and_then(|i| i.str_at("filePath")).and_then(one_line))
         .or_else(|| state.str_at("title").and_then(one_line));
-    m.push(Event::ToolStarted {
-        env: Envelope::default(),
-        tool_id: tool_id.clone(),
-        name: name.to_owned(),
-        kind,
-        input: input.map(|v| v.to_json()),
-        summary,
-        synthetic: None,
-    });
+    m.tool_started(tool_id.clone(), name, kind, input.map(|v| v.to_json()), summary);
     if kind == ToolKind::Plan
         && let Some(items) = input.and_then(|i| i.get("todos")).and_then(plan_items)
     {
