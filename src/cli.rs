@@ -11,6 +11,7 @@ Examples:
   agentnorm session.jsonl                    replay a saved stream
   agentnorm ~/logs/agents                    every *.jsonl / *.ndjson below a folder
   agentnorm detect *.jsonl                   which CLI wrote each file
+  codex exec --json 'x' 2>&1 | agentnorm diagnostics   each warning once, with its count
 
 Exit status:
   0    success (also when the reader of stdout went away)
@@ -40,8 +41,33 @@ pub enum Command {
         /// Files or folders; none or "-" reads stdin.
         paths: Vec<PathBuf>,
     },
+    /// Write only the diagnostics, one per `dedupe_key`, coalesced at the end of input.
+    ///
+    /// One `diagnostic` per `dedupe_key`, in first-seen order: `count` summed, `plugins` united,
+    /// `raw` every distinct source line (joined with newlines), `first_line` / `last_line`, the
+    /// highest `level`, and `source` when all came from one file. `observed_at` is never written
+    /// in this view.
+    Diagnostics(DiagnosticsArgs),
     /// Print the JSON Schema of the output events.
     Schema,
+}
+
+/// The dialect names `--dialect` takes.
+const DIALECTS: [&str; 8] =
+    ["claude", "claude-transcript", "codex", "codex-legacy", "codex-rollout", "gemini", "opencode", "cursor"];
+
+/// Options of `agentnorm diagnostics`.
+#[derive(Debug, Args)]
+pub struct DiagnosticsArgs {
+    /// Files or folders (walked for *.jsonl / *.ndjson, also .gz / .zst); none or "-" reads stdin.
+    pub paths: Vec<PathBuf>,
+    /// Force the input dialect instead of detecting it per frame.
+    #[arg(long, value_name = "NAME", value_parser = DIALECTS)]
+    pub dialect: Option<String>,
+    /// Accepted for symmetry with the normalizer; this view never writes `observed_at` (a
+    /// coalesced event stands for many reads).
+    #[arg(long)]
+    pub no_observed_at: bool,
 }
 
 /// Options of the normalizer.
@@ -50,7 +76,7 @@ pub struct NormalizeArgs {
     /// Files or folders (walked for *.jsonl / *.ndjson, also .gz / .zst); none or "-" reads stdin.
     pub paths: Vec<PathBuf>,
     /// Force the input dialect instead of detecting it per frame.
-    #[arg(long, value_name = "NAME", value_parser = ["claude", "claude-transcript", "codex", "codex-legacy", "codex-rollout", "gemini", "opencode", "cursor"])]
+    #[arg(long, value_name = "NAME", value_parser = DIALECTS)]
     pub dialect: Option<String>,
     /// Write only these event types (comma-separated).
     #[arg(long, value_name = "TYPE,...", value_delimiter = ',')]

@@ -29,6 +29,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod coalesce;
 pub mod detect;
 pub mod dialect;
 pub mod event;
@@ -40,6 +41,7 @@ pub mod stderr;
 pub mod time;
 pub mod usage;
 
+pub use coalesce::Coalescer;
 pub use event::{Dialect, Envelope, Event, Json, Text, Usage};
 pub use normalize::{Decoded, Fold, Normalizer, Options, Summary, TypeFilter, decode};
 pub use sink::{NdjsonSink, Sink};

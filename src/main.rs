@@ -6,18 +6,19 @@ mod cli;
 mod exec;
 mod input;
 
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
+use agentnorm::coalesce::Coalescer;
 use agentnorm::normalize::TypeFilter;
-use agentnorm::{Dialect, Event, Options};
+use agentnorm::{Dialect, Event, NdjsonSink, Normalizer, Options};
 use anyhow::{Context, Result};
 use clap::Parser as _;
 
-use cli::{Cli, Command, NormalizeArgs};
+use cli::{Cli, Command, DiagnosticsArgs, NormalizeArgs};
 use input::Input;
 
 fn main() -> ExitCode {
@@ -44,6 +45,7 @@ fn run(cli: Cli) -> Result<u8> {
             Ok(0)
         }
         Some(Command::Detect { paths }) => detect(&paths),
+        Some(Command::Diagnostics(args)) => diagnostics(&args),
         None => normalize(cli.norm),
     }
 }
@@ -60,6 +62,58 @@ fn detect(paths: &[PathBuf]) -> Result<u8> {
             }
         }
     }
+    Ok(if failed { 2 } else { 0 })
+}
+
+/// `agentnorm diagnostics`: the inputs in order, one normalizer each (only `diagnostic` events
+/// let through), all feeding one coalescer whose events are written at the end.
+fn diagnostics(args: &DiagnosticsArgs) -> Result<u8> {
+    let mut failed = false;
+    let filter = TypeFilter::only(&["diagnostic".to_owned()])?;
+    let mut coalescer = Coalescer::new();
+    let mut buf = vec![0u8; 1 << 20];
+    'inputs: for input in input::expand(&args.paths, &mut failed) {
+        let mut reader = match input::open(&input) {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("agentnorm: {}: {e}", input.name());
+                failed = true;
+                continue;
+            }
+        };
+        let mut norm = Normalizer::new(Options {
+            dialect: args.dialect.as_deref().and_then(Dialect::from_name),
+            source: input.source(),
+            observed_at: false,
+            filter,
+            ..Options::default()
+        });
+        let mut fed = false;
+        loop {
+            match reader.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    fed = true;
+                    norm.feed(&buf[..n], &mut coalescer);
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    eprintln!("agentnorm: {}: {e}", input.name());
+                    failed = true;
+                    if !fed {
+                        continue 'inputs;
+                    }
+                    break;
+                }
+            }
+        }
+        norm.finish(&mut coalescer);
+    }
+    let mut sink = NdjsonSink::default();
+    coalescer.finish_into(&mut sink);
+    let mut stdout = io::stdout().lock();
+    stdout.write_all(&sink.buf)?;
+    stdout.flush()?;
     Ok(if failed { 2 } else { 0 })
 }
 

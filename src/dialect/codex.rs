@@ -31,15 +31,7 @@ pub fn map(f: Val<'_>, m: &mut Mapped) {
             };
             m.session_id = Some(id);
             m.pieces.push(Piece::ResetTools);
-            m.push(Event::SessionStarted {
-                env: Envelope::default(),
-                model: None,
-                cwd: None,
-                cli_version: None,
-                permission_mode: None,
-                tools: None,
-                parent_session_id: None,
-            });
+            m.push(super::session_started());
         }
         "turn.started" => m.push(Event::TurnStarted { env: Envelope::default() }),
         "turn.completed" => m.push(Event::TurnCompleted {

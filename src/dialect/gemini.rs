@@ -270,15 +270,7 @@ fn json_output(f: Val<'_>, m: &mut Mapped) {
     if let Some(id) = f.string_at("session_id") {
         m.session_id = Some(id);
         m.pieces.push(Piece::ResetTools);
-        m.push(Event::SessionStarted {
-            env: Envelope::default(),
-            model: None,
-            cwd: None,
-            cli_version: None,
-            permission_mode: None,
-            tools: None,
-            parent_session_id: None,
-        });
+        m.push(super::session_started());
     }
     let response = f.text_at("response");
     if let Some(text) = response.clone().filter(|t| !t.is_empty()) {

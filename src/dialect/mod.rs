@@ -176,6 +176,20 @@ impl Mapped {
     }
 }
 
+/// A `session_started` that knows nothing but the session id (which the fold puts in the
+/// envelope).
+pub fn session_started() -> Event {
+    Event::SessionStarted {
+        env: Envelope::default(),
+        model: None,
+        cwd: None,
+        cli_version: None,
+        permission_mode: None,
+        tools: None,
+        parent_session_id: None,
+    }
+}
+
 /// A `needs_input` from a list of structured questions (`[{question, …}]`) and/or a prompt.
 pub fn needs_input(questions: Option<Val<'_>>, prompt: Option<String>) -> Event {
     let first = questions.and_then(|q| q.array()).and_then(|mut a| a.next()).and_then(|q| q.string_at("question"));

@@ -35,15 +35,7 @@ pub fn map(f: Val<'_>, m: &mut Mapped) {
     m.frame = ty.to_owned();
     if m.session_id.is_some() {
         // Written once per new id by the fold.
-        m.push(Event::SessionStarted {
-            env: Envelope::default(),
-            model: None,
-            cwd: None,
-            cli_version: None,
-            permission_mode: None,
-            tools: None,
-            parent_session_id: None,
-        });
+        m.push(super::session_started());
     }
     let part = f.get("part").filter(|p| p.is_object());
     match (ty, part) {
