@@ -12,6 +12,7 @@ Examples:
   agentnorm ~/logs/agents                    every *.jsonl / *.ndjson below a folder
   agentnorm detect *.jsonl                   which CLI wrote each file
   codex exec --json 'x' 2>&1 | agentnorm diagnostics   each warning once, with its count
+  agentnorm usage --by day                   token usage and cost from ~/.claude and ~/.codex
 
 Exit status:
   0    success (also when the reader of stdout went away)
@@ -50,7 +51,34 @@ pub enum Command {
     Diagnostics(DiagnosticsArgs),
     /// Print the JSON Schema of the output events.
     Schema,
+    /// Report deduplicated token usage and cost per session, model or day.
+    #[command(after_help = USAGE_HELP)]
+    Usage(UsageArgs),
 }
+
+const USAGE_HELP: &str = concat!(
+    "Each session's totals come from its most complete source: the turn aggregates where the CLI
+reports them (Claude stream-json, Gemini, Cursor, OpenCode), the last running total (Codex exec),
+else the sum of its per-request usage (transcripts, rollouts); a message already counted in
+another file is not counted again; subagent and sidechain requests count.
+
+Cost: what the CLI reported (Claude total_cost_usd, a running total per process; OpenCode cost),
+cost_source \"reported\"; else estimated from an embedded table of list prices (USD per million
+tokens, standard tier) dated ",
+    agentnorm::prices_date!(),
+    ", cost_source \"estimated\". A row holding tokens of a
+model the table does not know has no cost.
+
+Output: an aligned table (also when stdout is not a terminal), NDJSON with --json (one object
+per row; the totals row has \"totals\": true), CSV with --csv. Absent figures were never reported.
+Rows without a time count only when neither --since nor --until is given; --by day puts them
+under \"unknown\".
+
+Examples:
+  agentnorm usage                          ~/.claude/projects and ~/.codex/sessions
+  agentnorm usage --by day --since 2026-05-01 ~/.claude/projects
+  agentnorm usage --json run.jsonl | jq 'select(.totals)'"
+);
 
 /// The dialect names `--dialect` takes.
 const DIALECTS: [&str; 8] =
@@ -68,6 +96,35 @@ pub struct DiagnosticsArgs {
     /// coalesced event stands for many reads).
     #[arg(long)]
     pub no_observed_at: bool,
+}
+
+/// Options of `agentnorm usage`.
+#[derive(Debug, Args)]
+pub struct UsageArgs {
+    /// Files or folders; none walks ~/.claude/projects and ~/.codex/sessions (those that exist;
+    /// $CLAUDE_CONFIG_DIR and $CODEX_HOME are honoured); "-" reads stdin.
+    pub paths: Vec<PathBuf>,
+    /// One row per session (default), model or UTC day.
+    #[arg(long, value_name = "GROUP", default_value = "session", value_parser = ["session", "model", "day"])]
+    pub by: String,
+    /// Count only usage at or after this time (RFC 3339, or YYYY-MM-DD for that day's start, UTC).
+    #[arg(long, value_name = "TIME")]
+    pub since: Option<String>,
+    /// Count only usage at or before this time (RFC 3339, or YYYY-MM-DD for that whole day, UTC).
+    #[arg(long, value_name = "TIME")]
+    pub until: Option<String>,
+    /// Write NDJSON, one object per row, then the totals row.
+    #[arg(long, conflicts_with = "csv")]
+    pub json: bool,
+    /// Write CSV with a header line.
+    #[arg(long)]
+    pub csv: bool,
+    /// Force the input dialect instead of detecting it per frame.
+    #[arg(long, value_name = "NAME", value_parser = DIALECTS)]
+    pub dialect: Option<String>,
+    /// Read this many inputs at once (default: all cores); the result never depends on it.
+    #[arg(short = 'j', long = "threads", value_name = "N")]
+    pub threads: Option<usize>,
 }
 
 /// Options of the normalizer.

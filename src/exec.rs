@@ -247,3 +247,25 @@ fn open_followed(input: &Input, interrupted: &Arc<AtomicBool>) -> io::Result<inp
     file.seek(SeekFrom::Start(0))?;
     Ok(Box::new(Followed { file, pos: 0, interrupted: Arc::clone(interrupted) }))
 }
+
+/// Runs `f` on every input on up to `threads` worker threads and returns the results in input
+/// order (so that what is folded from them never depends on the thread count).
+pub fn map_inputs<T: Send>(inputs: &[Input], threads: usize, f: impl Fn(&Input) -> T + Sync) -> Vec<T> {
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<T>>> = Mutex::new((0..inputs.len()).map(|_| None).collect());
+    std::thread::scope(|s| {
+        for _ in 0..threads.clamp(1, inputs.len().max(1)) {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(input) = inputs.get(i) else { break };
+                    let r = f(input);
+                    if let Ok(mut v) = results.lock() {
+                        v[i] = Some(r);
+                    }
+                }
+            });
+        }
+    });
+    results.into_inner().unwrap_or_default().into_iter().flatten().collect()
+}

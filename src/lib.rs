@@ -36,6 +36,8 @@ pub mod event;
 pub mod frame;
 pub mod json;
 pub mod normalize;
+pub mod prices;
+pub mod report;
 pub mod sink;
 pub mod stderr;
 pub mod time;

@@ -18,7 +18,7 @@ use agentnorm::{Dialect, Event, NdjsonSink, Normalizer, Options};
 use anyhow::{Context, Result};
 use clap::Parser as _;
 
-use cli::{Cli, Command, DiagnosticsArgs, NormalizeArgs};
+use cli::{Cli, Command, DiagnosticsArgs, NormalizeArgs, UsageArgs};
 use input::Input;
 
 fn main() -> ExitCode {
@@ -46,6 +46,7 @@ fn run(cli: Cli) -> Result<u8> {
         }
         Some(Command::Detect { paths }) => detect(&paths),
         Some(Command::Diagnostics(args)) => diagnostics(&args),
+        Some(Command::Usage(args)) => usage(args),
         None => normalize(cli.norm),
     }
 }
@@ -156,4 +157,90 @@ fn normalize(args: NormalizeArgs) -> Result<u8> {
         code = 130;
     }
     Ok(code)
+}
+
+/// Where `agentnorm usage` looks when given no path: the saved sessions of Claude Code and Codex
+/// (`$CLAUDE_CONFIG_DIR/projects` or `~/.claude/projects`, `$CODEX_HOME/sessions` or
+/// `~/.codex/sessions`), those that exist.
+fn default_usage_paths() -> Vec<PathBuf> {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let dir =
+        |var: &str, dot: &str| std::env::var_os(var).map(PathBuf::from).or_else(|| home.as_ref().map(|h| h.join(dot)));
+    [
+        dir("CLAUDE_CONFIG_DIR", ".claude").map(|d| d.join("projects")),
+        dir("CODEX_HOME", ".codex").map(|d| d.join("sessions")),
+    ]
+    .into_iter()
+    .flatten()
+    .filter(|p| p.is_dir())
+    .collect()
+}
+
+fn usage(args: UsageArgs) -> Result<u8> {
+    use agentnorm::report::{self, Collector, GroupBy, Report, ReportOptions};
+    let bound = |s: &Option<String>, end: bool, flag: &str| -> Result<Option<i64>> {
+        s.as_deref()
+            .map(|s| report::parse_bound(s, end).with_context(|| format!("{flag} {s:?}: not RFC 3339 or YYYY-MM-DD")))
+            .transpose()
+    };
+    let opts = ReportOptions {
+        by: match args.by.as_str() {
+            "model" => GroupBy::Model,
+            "day" => GroupBy::Day,
+            _ => GroupBy::Session,
+        },
+        since_ms: bound(&args.since, false, "--since")?,
+        until_ms: bound(&args.until, true, "--until")?,
+    };
+    let paths = if args.paths.is_empty() {
+        let found = default_usage_paths();
+        if found.is_empty() {
+            anyhow::bail!("no PATH given and neither ~/.claude/projects nor ~/.codex/sessions exists");
+        }
+        found
+    } else {
+        args.paths
+    };
+    let mut failed = false;
+    let inputs = input::expand(&paths, &mut failed);
+    let dialect = args.dialect.as_deref().and_then(Dialect::from_name);
+    let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let collected = exec::map_inputs(&inputs, threads, |input| -> Result<report::InputUsage, String> {
+        let mut reader = input::open(input).map_err(|e| format!("{}: {e}", input.name()))?;
+        let options = Options { dialect, source: input.source(), observed_at: false, ..Options::default() };
+        let mut norm = Normalizer::new(options);
+        let mut collector = Collector::new(input.source());
+        let mut buf = vec![0u8; 1 << 20];
+        loop {
+            match reader.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => norm.feed(&buf[..n], &mut collector),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(format!("{}: {e}", input.name())),
+            }
+        }
+        norm.finish(&mut collector);
+        Ok(collector.finish())
+    });
+    let mut rep = Report::default();
+    for c in collected {
+        match c {
+            Ok(u) => rep.add(u),
+            Err(why) => {
+                eprintln!("agentnorm: {why}");
+                failed = true;
+            }
+        }
+    }
+    let (rows, totals) = rep.rows(&opts);
+    let mut out = io::BufWriter::new(io::stdout().lock());
+    if args.json {
+        report::write_json(&mut out, &rows, &totals)?;
+    } else if args.csv {
+        report::write_csv(&mut out, opts.by, &rows, &totals)?;
+    } else {
+        report::write_table(&mut out, opts.by, &rows, &totals)?;
+    }
+    out.flush()?;
+    Ok(if failed { 2 } else { 0 })
 }
