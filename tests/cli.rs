@@ -1,31 +1,10 @@
 //! The command line as a user meets it: exit codes, broken pipe, line endings, inputs.
 
 use std::io::{Read, Write};
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
-fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_agentnorm"));
-    c.current_dir(env!("CARGO_MANIFEST_DIR"));
-    c
-}
-
-/// Runs agentnorm with `args`, `input` on stdin.
-fn run(args: &[&str], input: &[u8]) -> Output {
-    let mut child =
-        bin().args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let input = input.to_vec();
-    let writer = std::thread::spawn(move || {
-        let _ = stdin.write_all(&input);
-    });
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    out
-}
-
-fn events(out: &Output) -> Vec<serde_json::Value> {
-    String::from_utf8(out.stdout.clone()).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
-}
+mod common;
+use common::{bin, output_events as events, output_text, run_raw as run};
 
 const CODEX_OK: &str = r#"{"type":"thread.started","thread_id":"t1"}
 {"type":"turn.started"}
@@ -461,7 +440,7 @@ fn hostile_numbers_never_become_null_or_wrap() {
 }
 
 fn output_text_of(out: &Output) -> String {
-    events(out).iter().filter(|e| e["type"] == "output_delta").map(|e| e["text"].as_str().unwrap().to_owned()).collect()
+    output_text(&events(out))
 }
 
 #[test]

@@ -3,38 +3,16 @@
 //! compressed logs, with the normalizer's exit codes.
 
 use std::io::Write;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
 use serde_json::Value;
 
-fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_agentnorm"));
-    c.current_dir(env!("CARGO_MANIFEST_DIR"));
-    c
-}
+mod common;
+use common::{bin, output_events as events, run_raw};
 
 /// Runs `agentnorm diagnostics` with `args`, `input` on stdin.
 fn run(args: &[&str], input: &[u8]) -> Output {
-    let mut child = bin()
-        .arg("diagnostics")
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let input = input.to_vec();
-    let writer = std::thread::spawn(move || {
-        let _ = stdin.write_all(&input);
-    });
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    out
-}
-
-fn events(out: &Output) -> Vec<Value> {
-    String::from_utf8(out.stdout.clone()).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    run_raw(&[&["diagnostics"], args].concat(), input)
 }
 
 fn by_key<'a>(evs: &'a [Value], key: &str) -> &'a Value {

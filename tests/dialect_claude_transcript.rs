@@ -6,95 +6,28 @@
 //! lines; malformed lines; saved-log completeness. The fixtures are hand-built after the shapes of
 //! the corpus (and, for lines the corpus lacks, after shapes other projects document).
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::PathBuf;
 
 use serde_json::Value;
 
-const DIR: &str = "fixtures/claude-transcript";
+mod common;
+use common::{at_line, bin, fixture, fixtures, of_type, position, run_ended, run_stdin, ty, types_at};
 
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(DIR).join(format!("{name}.jsonl"))
-}
+const DIALECT: &str = "claude-transcript";
 
 fn all_fixtures() -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = std::fs::read_dir(root().join(DIR))
-        .expect("fixture folder")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
-        .map(|p| p.strip_prefix(root()).expect("under the crate").to_path_buf())
-        .collect();
-    out.sort();
+    let out = fixtures(DIALECT);
     assert!(out.len() >= 8, "fixtures missing");
     out
 }
 
-fn parse(stdout: &[u8]) -> Vec<Value> {
-    String::from_utf8(stdout.to_vec())
-        .expect("UTF-8")
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
-        .collect()
-}
-
-fn run_path(path: &Path) -> Vec<Value> {
-    let out = Command::new(env!("CARGO_BIN_EXE_agentnorm"))
-        .current_dir(root())
-        .arg("--no-observed-at")
-        .arg(path)
-        .output()
-        .expect("running agentnorm");
-    assert!(out.status.success(), "exit {:?}: {}", out.status.code(), String::from_utf8_lossy(&out.stderr));
-    parse(&out.stdout)
-}
-
 fn events(name: &str) -> Vec<Value> {
-    run_path(&fixture(name))
-}
-
-/// Runs agentnorm on `input` given on stdin with `args`.
-fn run_stdin(args: &[&str], input: &str) -> Vec<Value> {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_agentnorm"))
-        .current_dir(root())
-        .arg("--no-observed-at")
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("write");
-    let out = child.wait_with_output().expect("wait");
-    parse(&out.stdout)
+    common::events_of(DIALECT, name)
 }
 
 /// The input frames of a fixture with their 1-based line numbers (lines that are not objects left out).
 fn frames(name: &str) -> Vec<(u64, Value)> {
-    let text = std::fs::read_to_string(root().join(fixture(name))).expect("fixture");
-    text.split('\n')
-        .enumerate()
-        .filter_map(|(i, l)| serde_json::from_str::<Value>(l).ok().filter(Value::is_object).map(|v| (i as u64 + 1, v)))
-        .collect()
-}
-
-fn ty(e: &Value) -> &str {
-    e["type"].as_str().unwrap_or("")
-}
-
-fn of_type<'a>(evs: &'a [Value], t: &str) -> Vec<&'a Value> {
-    evs.iter().filter(|e| ty(e) == t).collect()
-}
-
-fn at_line(evs: &[Value], n: u64) -> Vec<&Value> {
-    evs.iter().filter(|e| e["line"].as_u64() == Some(n)).collect()
-}
-
-fn types_at(evs: &[Value], n: u64) -> Vec<&str> {
-    at_line(evs, n).into_iter().map(ty).collect()
+    common::input_frames(&fixture(DIALECT, name)).into_iter().filter(|(_, v)| v.is_object()).collect()
 }
 
 fn heartbeat_at(evs: &[Value], n: u64) -> Vec<&str> {
@@ -105,16 +38,6 @@ fn usage_of<'a>(evs: &'a [Value], message_id: &str) -> Vec<&'a Value> {
     of_type(evs, "usage").into_iter().filter(|e| e["message_id"] == message_id).collect()
 }
 
-fn position(evs: &[Value], pred: impl Fn(&Value) -> bool) -> usize {
-    evs.iter().position(pred).expect("event present")
-}
-
-fn run_ended(evs: &[Value]) -> &Value {
-    let end = evs.last().expect("events");
-    assert_eq!(ty(end), "run_ended");
-    end
-}
-
 // ------------------------------------------------------------------------------------------------
 // Every fixture
 // ------------------------------------------------------------------------------------------------
@@ -122,12 +45,7 @@ fn run_ended(evs: &[Value]) -> &Value {
 #[test]
 fn every_fixture_is_detected_as_claude_transcript() {
     for f in all_fixtures() {
-        let out = Command::new(env!("CARGO_BIN_EXE_agentnorm"))
-            .current_dir(root())
-            .arg("detect")
-            .arg(&f)
-            .output()
-            .expect("detect");
+        let out = bin().arg("detect").arg(&f).output().expect("detect");
         let s = String::from_utf8(out.stdout).expect("UTF-8");
         assert!(s.starts_with("claude-transcript\t"), "{}: {s}", f.display());
     }
@@ -528,10 +446,9 @@ fn trap_saved_log_is_complete_with_an_open_turn() {
     for name in ["growing_usage", "sidechain_task", "user_line_kinds", "api_errors"] {
         assert_eq!(run_ended(&events(name))["complete"], true, "{name}");
     }
-    let out = Command::new(env!("CARGO_BIN_EXE_agentnorm"))
-        .current_dir(root())
+    let out = bin()
         .args(["--no-observed-at", "--fail-on-error"])
-        .arg(fixture("growing_usage"))
+        .arg(fixture(DIALECT, "growing_usage"))
         .output()
         .expect("run");
     assert_eq!(out.status.code(), Some(0), "a saved log ending mid-turn is no failure");

@@ -5,57 +5,24 @@
 //! submission id that is not a session id, tools paired by `call_id` from begin/end events, the
 //! two `token_count` shapes, `error` as the only failure frame, and text exactly once.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
 use serde_json::{Value, json};
 
-const DIR: &str = "fixtures/codex-legacy";
+mod common;
+use common::{at_line, bin, fixture, of_type, types_at};
 
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(DIR).join(format!("{name}.jsonl"))
-}
+const DIALECT: &str = "codex-legacy";
 
 fn events(name: &str) -> Vec<Value> {
-    let out = Command::new(env!("CARGO_BIN_EXE_agentnorm"))
-        .current_dir(root())
-        .arg("--no-observed-at")
-        .arg(fixture(name))
-        .output()
-        .expect("running agentnorm");
-    assert!(out.status.success(), "agentnorm exited with {:?}", out.status.code());
-    String::from_utf8(out.stdout)
-        .expect("UTF-8")
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("output line is JSON"))
-        .collect()
+    common::events_of(DIALECT, name)
 }
 
 /// The `msg`s of a fixture with their line numbers.
 fn msgs(name: &str, ty: &str) -> Vec<(u64, Value)> {
-    let text = std::fs::read_to_string(root().join(fixture(name))).expect("reading fixture");
-    text.lines()
-        .enumerate()
-        .filter_map(|(i, l)| serde_json::from_str::<Value>(l).ok().map(|v| (i as u64 + 1, v)))
+    common::input_frames(&fixture(DIALECT, name))
+        .into_iter()
         .filter(|(_, v)| v["msg"]["type"] == ty)
         .map(|(n, v)| (n, v["msg"].clone()))
         .collect()
-}
-
-fn of_type<'a>(evs: &'a [Value], t: &str) -> Vec<&'a Value> {
-    evs.iter().filter(|e| e["type"] == t).collect()
-}
-
-fn at_line(evs: &[Value], n: u64) -> Vec<&Value> {
-    evs.iter().filter(|e| e["line"] == n).collect()
-}
-
-fn types_at(evs: &[Value], n: u64) -> Vec<String> {
-    at_line(evs, n).iter().map(|e| e["type"].as_str().unwrap_or("").to_owned()).collect()
 }
 
 const NAMES: [&str; 2] = ["errors_and_oddities", "exec_session_tools"];
@@ -63,12 +30,7 @@ const NAMES: [&str; 2] = ["errors_and_oddities", "exec_session_tools"];
 #[test]
 fn every_fixture_is_detected_as_codex_legacy_from_its_config_line() {
     for name in NAMES {
-        let out = Command::new(env!("CARGO_BIN_EXE_agentnorm"))
-            .current_dir(root())
-            .arg("detect")
-            .arg(fixture(name))
-            .output()
-            .expect("running agentnorm detect");
+        let out = bin().arg("detect").arg(fixture(DIALECT, name)).output().expect("running agentnorm detect");
         assert!(String::from_utf8_lossy(&out.stdout).starts_with("codex-legacy\t"), "{name}");
         let evs = events(name);
         for e in &evs[1..evs.len() - 1] {

@@ -6,44 +6,21 @@
 //! `token_count`, `arguments` decoded, the 0.40 JSON-string outputs, id-less web searches, one
 //! `compacted` per compaction, turns, and saved-log completeness.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
 use serde_json::{Value, json};
 
-const DIR: &str = "fixtures/codex-rollout";
+mod common;
+use common::{at_line, bin, fixture, fixtures, of_type, types_at};
 
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(DIR).join(format!("{name}.jsonl"))
-}
+const DIALECT: &str = "codex-rollout";
 
 /// The events agentnorm writes for a fixture (run from the crate root, `--no-observed-at`).
 fn events(name: &str) -> Vec<Value> {
-    let out = Command::new(env!("CARGO_BIN_EXE_agentnorm"))
-        .current_dir(root())
-        .arg("--no-observed-at")
-        .arg(fixture(name))
-        .output()
-        .expect("running agentnorm");
-    assert!(out.status.success(), "agentnorm exited with {:?}", out.status.code());
-    String::from_utf8(out.stdout)
-        .expect("UTF-8")
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("output line is JSON"))
-        .collect()
+    common::events_of(DIALECT, name)
 }
 
 /// The fixture's input lines that parse, with their 1-based numbers.
 fn input(name: &str) -> Vec<(u64, Value)> {
-    let text = std::fs::read_to_string(root().join(fixture(name))).expect("reading fixture");
-    text.split('\n')
-        .enumerate()
-        .filter_map(|(i, l)| serde_json::from_str::<Value>(l).ok().map(|v| (i as u64 + 1, v)))
-        .collect()
+    common::input_frames(&fixture(DIALECT, name))
 }
 
 /// Input lines of `type` whose payload is of `kind` (`None`: any payload).
@@ -55,44 +32,21 @@ fn payloads(name: &str, ty: &str, kind: Option<&str>) -> Vec<(u64, Value)> {
         .collect()
 }
 
-fn of_type<'a>(evs: &'a [Value], t: &str) -> Vec<&'a Value> {
-    evs.iter().filter(|e| e["type"] == t).collect()
-}
-
-fn at_line(evs: &[Value], n: u64) -> Vec<&Value> {
-    evs.iter().filter(|e| e["line"] == n).collect()
-}
-
-fn types_at(evs: &[Value], n: u64) -> Vec<String> {
-    at_line(evs, n).iter().map(|e| e["type"].as_str().unwrap_or("").to_owned()).collect()
-}
-
 fn only<'a>(evs: &'a [Value], t: &str) -> &'a Value {
     let found = of_type(evs, t);
     assert_eq!(found.len(), 1, "expected one {t}, got {found:?}");
     found[0]
 }
 
+/// The fixture names, sorted.
 fn names() -> Vec<String> {
-    let mut out: Vec<String> = std::fs::read_dir(root().join(DIR))
-        .expect("fixture folder")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
-        .map(|p| p.file_stem().expect("stem").to_string_lossy().into_owned())
-        .collect();
-    out.sort();
-    out
+    fixtures(DIALECT).iter().map(|p| p.file_stem().expect("stem").to_string_lossy().into_owned()).collect()
 }
 
 #[test]
 fn every_fixture_is_detected_as_codex_rollout() {
     for name in names() {
-        let out = Command::new(env!("CARGO_BIN_EXE_agentnorm"))
-            .current_dir(root())
-            .args(["detect"])
-            .arg(fixture(&name))
-            .output()
-            .expect("running agentnorm detect");
+        let out = bin().args(["detect"]).arg(fixture(DIALECT, &name)).output().expect("running agentnorm detect");
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(stdout.starts_with("codex-rollout\t"), "{name}: {stdout}");
         for e in events(&name) {

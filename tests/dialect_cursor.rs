@@ -2,70 +2,24 @@
 //! `--stream-partial-output`) on its fixtures: each mapping of SPEC §2–§4 and each trap, checked
 //! against the input it came from.
 
-use std::io::Write;
-use std::path::Path;
-use std::process::{Command, Output, Stdio};
-
 use serde_json::{Value, json};
 
-fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_agentnorm"));
-    c.current_dir(env!("CARGO_MANIFEST_DIR"));
-    c
-}
+mod common;
+use common::{at_line, bin, of_type, output_text, root, run_stdin, types_at};
 
+/// The fixture's path relative to the crate root, as the binary prints it.
 fn fixture(name: &str) -> String {
-    format!("fixtures/cursor/{name}.jsonl")
-}
-
-fn parse(out: &Output) -> Vec<Value> {
-    assert!(out.status.success(), "exit {:?}: {}", out.status.code(), String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout.clone())
-        .expect("UTF-8")
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
-        .collect()
+    common::fixture("cursor", name).display().to_string()
 }
 
 /// Normalizes one fixture by name.
 fn events(name: &str) -> Vec<Value> {
-    parse(&bin().arg("--no-observed-at").arg(fixture(name)).output().expect("running agentnorm"))
-}
-
-/// Normalizes `input` read from stdin, with extra `args`.
-fn events_stdin(args: &[&str], input: &str) -> Vec<Value> {
-    let mut child = bin()
-        .arg("--no-observed-at")
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("write");
-    parse(&child.wait_with_output().expect("wait"))
+    common::events_of("cursor", name)
 }
 
 /// The fixture's input frames, 1-based line number first (non-JSON lines left out).
 fn input(name: &str) -> Vec<(u64, Value)> {
-    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(fixture(name))).expect("fixture");
-    text.lines().enumerate().filter_map(|(i, l)| serde_json::from_str(l).ok().map(|v| (i as u64 + 1, v))).collect()
-}
-
-fn of_type<'a>(evs: &'a [Value], t: &str) -> Vec<&'a Value> {
-    evs.iter().filter(|e| e["type"] == t).collect()
-}
-
-fn at_line(evs: &[Value], n: u64) -> Vec<&Value> {
-    evs.iter().filter(|e| e["line"] == n).collect()
-}
-
-fn types_at(evs: &[Value], n: u64) -> Vec<&str> {
-    at_line(evs, n).iter().map(|e| e["type"].as_str().unwrap_or("")).collect()
-}
-
-fn output_text(evs: &[Value]) -> String {
-    of_type(evs, "output_delta").iter().map(|e| e["text"].as_str().expect("text")).collect()
+    common::input_frames(&common::fixture("cursor", name))
 }
 
 /// The `result` text of the input's last successful `result` frame.
@@ -196,11 +150,11 @@ fn trap_init_is_the_only_mark_and_the_stream_stays_cursor() {
 
     // The same lines without their init carry no Cursor mark: they are `claude` (SPEC §2), unless
     // the dialect is forced.
-    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(fixture("init_only_mark"))).unwrap();
+    let text = std::fs::read_to_string(root().join(fixture("init_only_mark"))).unwrap();
     let rest: String = text.lines().skip(1).map(|l| format!("{l}\n")).collect();
-    let claude = events_stdin(&[], &rest);
+    let claude = run_stdin(&[], &rest);
     assert!(claude.iter().filter(|e| e.get("line").is_some()).all(|e| e["dialect"] == "claude"));
-    let forced = events_stdin(&["--dialect", "cursor"], &rest);
+    let forced = run_stdin(&["--dialect", "cursor"], &rest);
     assert!(forced.iter().filter(|e| e.get("line").is_some()).all(|e| e["dialect"] == "cursor"));
     assert_eq!(output_text(&forced), "144");
 }
@@ -358,7 +312,7 @@ fn trap_update_todos_gives_plan_updated() {
     assert_eq!(plans[1]["line"], 6);
     assert_eq!(plans[1]["items"][1], json!({"text": "Fix the parser", "status": "completed"}));
     assert_eq!(plans[1]["items"].as_array().unwrap().len(), 4);
-    assert!(!types_at(&evs, 5).contains(&"plan_updated"));
+    assert!(!types_at(&evs, 5).contains(&"plan_updated".to_owned()));
     let (s, c) = tool_pair(&evs, "todo_1");
     assert_eq!(
         (s["name"].as_str(), s["kind"].as_str(), c["ok"].as_bool()),

@@ -2,88 +2,19 @@
 //! `--output-format json`), pinned on its fixtures (`fixtures/gemini/`): each `trap_*` test names
 //! one mapping of SPEC §3 / §4 or one trap of the CLI, and checks it against the input.
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn parse(stdout: &[u8]) -> Vec<Value> {
-    String::from_utf8(stdout.to_vec())
-        .expect("UTF-8 output")
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
-        .collect()
-}
-
-/// Runs the binary on a file (relative to the crate root, or absolute).
-fn run_path(path: &Path) -> Vec<Value> {
-    let out = Command::new(env!("CARGO_BIN_EXE_agentnorm"))
-        .current_dir(root())
-        .arg("--no-observed-at")
-        .arg(path)
-        .output()
-        .expect("running agentnorm");
-    assert!(out.status.success(), "exit {:?}: {}", out.status.code(), String::from_utf8_lossy(&out.stderr));
-    parse(&out.stdout)
-}
+mod common;
+use common::{at_line, fixture, of_type, output_text, position, root, run_ended, run_path, run_stdin, ty, types_at};
 
 fn run(name: &str) -> Vec<Value> {
-    run_path(&PathBuf::from("fixtures/gemini").join(format!("{name}.jsonl")))
-}
-
-/// Runs the binary on `input` given on stdin, with `args`.
-fn run_stdin(input: &str, args: &[&str]) -> Vec<Value> {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_agentnorm"))
-        .current_dir(root())
-        .arg("--no-observed-at")
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("running agentnorm");
-    child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("writing stdin");
-    let out = child.wait_with_output().expect("waiting for agentnorm");
-    assert!(out.status.success(), "exit {:?}: {}", out.status.code(), String::from_utf8_lossy(&out.stderr));
-    parse(&out.stdout)
+    common::events_of("gemini", name)
 }
 
 fn input_frames(name: &str) -> Vec<Value> {
-    let text = std::fs::read_to_string(root().join("fixtures/gemini").join(format!("{name}.jsonl"))).expect("fixture");
-    text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect()
-}
-
-fn ty(e: &Value) -> &str {
-    e["type"].as_str().unwrap_or("")
-}
-
-fn of_type<'a>(evs: &'a [Value], t: &str) -> Vec<&'a Value> {
-    evs.iter().filter(|e| ty(e) == t).collect()
-}
-
-fn at_line(evs: &[Value], n: u64) -> Vec<&Value> {
-    evs.iter().filter(|e| e["line"].as_u64() == Some(n)).collect()
-}
-
-fn types_at(evs: &[Value], n: u64) -> Vec<&str> {
-    at_line(evs, n).into_iter().map(ty).collect()
-}
-
-fn output_text(evs: &[Value]) -> String {
-    of_type(evs, "output_delta").iter().map(|e| e["text"].as_str().expect("text")).collect()
-}
-
-fn position(evs: &[Value], pred: impl Fn(&Value) -> bool) -> usize {
-    evs.iter().position(pred).expect("event present")
-}
-
-fn run_ended(evs: &[Value]) -> &Value {
-    evs.last().filter(|e| ty(e) == "run_ended").expect("run_ended last")
+    common::input_frames(&fixture("gemini", name)).into_iter().map(|(_, v)| v).collect()
 }
 
 /// The shared corpus next to the crate (absent on a user's machine: those tests skip).
@@ -346,7 +277,7 @@ fn trap_json_error_object_is_a_turn_failed() {
     let one_line = r#"{"session_id":"c1d2e3f4","error":{"type":"FatalAuthenticationError","message":"Please set an Auth method","code":41}}"#;
     let pretty = serde_json::to_string_pretty(&serde_json::from_str::<Value>(one_line).unwrap()).unwrap() + "\n";
     for input in [format!("{one_line}\n"), pretty] {
-        let evs = run_stdin(&input, &["--dialect", "gemini"]);
+        let evs = run_stdin(&["--dialect", "gemini"], &input);
         let types: Vec<&str> = evs.iter().map(ty).collect();
         assert_eq!(types, ["run_started", "session_started", "turn_failed", "run_ended"], "{input}");
         let failed = of_type(&evs, "turn_failed")[0];
@@ -373,7 +304,7 @@ fn trap_odd_frames_never_crash_and_every_line_is_accounted_for() {
         r#"{"type":7,"session_id":"x","response":"y"}"#,
     ]
     .join("\n");
-    let evs = run_stdin(&(input + "\n"), &["--dialect", "gemini"]);
+    let evs = run_stdin(&["--dialect", "gemini"], &(input + "\n"));
     for n in 1..=10 {
         assert!(!at_line(&evs, n).is_empty(), "line {n} has no event");
     }

@@ -2,63 +2,17 @@
 //! (`fixtures/opencode/`): each `trap_*` test names one mapping of SPEC §3 / §4 or one trap of
 //! the CLI, and checks it against the input.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
 use serde_json::{Value, json};
 
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// Runs the binary on a file (relative to the crate root, or absolute).
-fn run_path(path: &Path) -> Vec<Value> {
-    let out = Command::new(env!("CARGO_BIN_EXE_agentnorm"))
-        .current_dir(root())
-        .arg("--no-observed-at")
-        .arg(path)
-        .output()
-        .expect("running agentnorm");
-    assert!(out.status.success(), "exit {:?}: {}", out.status.code(), String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout)
-        .expect("UTF-8 output")
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
-        .collect()
-}
+mod common;
+use common::{at_line, fixture, of_type, output_text, root, run_ended, run_path, types_at};
 
 fn run(name: &str) -> Vec<Value> {
-    run_path(&PathBuf::from("fixtures/opencode").join(format!("{name}.jsonl")))
+    common::events_of("opencode", name)
 }
 
 fn input_frames(name: &str) -> Vec<Value> {
-    let text =
-        std::fs::read_to_string(root().join("fixtures/opencode").join(format!("{name}.jsonl"))).expect("fixture");
-    text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect()
-}
-
-fn ty(e: &Value) -> &str {
-    e["type"].as_str().unwrap_or("")
-}
-
-fn of_type<'a>(evs: &'a [Value], t: &str) -> Vec<&'a Value> {
-    evs.iter().filter(|e| ty(e) == t).collect()
-}
-
-fn at_line(evs: &[Value], n: u64) -> Vec<&Value> {
-    evs.iter().filter(|e| e["line"].as_u64() == Some(n)).collect()
-}
-
-fn types_at(evs: &[Value], n: u64) -> Vec<&str> {
-    at_line(evs, n).into_iter().map(ty).collect()
-}
-
-fn output_text(evs: &[Value]) -> String {
-    of_type(evs, "output_delta").iter().map(|e| e["text"].as_str().expect("text")).collect()
-}
-
-fn run_ended(evs: &[Value]) -> &Value {
-    evs.last().filter(|e| ty(e) == "run_ended").expect("run_ended last")
+    common::input_frames(&fixture("opencode", name)).into_iter().map(|(_, v)| v).collect()
 }
 
 /// Sums one figure over events' `usage`.

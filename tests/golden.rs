@@ -14,9 +14,14 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::Value;
+
+mod common;
+use common::{
+    at_line, events_of, fixtures, input_frames, input_lines, line, of_type, output_text, root, run_path, run_path_text,
+    ty, types_at,
+};
 
 /// The dialects whose assistant text this file checks from the input (the others check theirs
 /// in `tests/dialect_<name>.rs`).
@@ -34,24 +39,6 @@ fn all_dialects() -> Vec<String> {
     out
 }
 
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// The fixture inputs of one dialect, as paths relative to the crate root, sorted.
-fn fixtures(dialect: &str) -> Vec<PathBuf> {
-    let dir = root().join("fixtures").join(dialect);
-    let mut out: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
-        .map(|e| e.expect("dir entry").path())
-        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
-        .map(|p| p.strip_prefix(root()).expect("under the crate root").to_path_buf())
-        .collect();
-    out.sort();
-    assert!(!out.is_empty(), "no fixtures under {}", dir.display());
-    out
-}
-
 fn all_fixtures() -> Vec<PathBuf> {
     all_dialects().iter().flat_map(|d| fixtures(d)).collect()
 }
@@ -59,85 +46,6 @@ fn all_fixtures() -> Vec<PathBuf> {
 fn expected_path(fixture: &Path) -> PathBuf {
     let stem = fixture.file_stem().expect("file name").to_string_lossy().into_owned();
     fixture.with_file_name(format!("{stem}.expected"))
-}
-
-/// Runs the binary on one fixture (relative path, crate root as working directory).
-fn run(fixture: &Path) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_agentnorm"))
-        .current_dir(root())
-        .arg("--no-observed-at")
-        .arg(fixture)
-        .output()
-        .expect("running agentnorm");
-    assert!(
-        out.status.success(),
-        "agentnorm {} exited with {:?}\nstderr:\n{}",
-        fixture.display(),
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("output is UTF-8")
-}
-
-/// Runs one fixture by short name, e.g. `("claude", "partial_messages")`, and parses its events.
-fn events_of(dialect: &str, name: &str) -> Vec<Value> {
-    let fixture = PathBuf::from("fixtures").join(dialect).join(format!("{name}.jsonl"));
-    parse_events(&run(&fixture), &fixture)
-}
-
-fn parse_events(stdout: &str, fixture: &Path) -> Vec<Value> {
-    stdout
-        .lines()
-        .enumerate()
-        .map(|(i, l)| {
-            serde_json::from_str(l)
-                .unwrap_or_else(|e| panic!("{}: output line {} is not JSON ({e}): {l}", fixture.display(), i + 1))
-        })
-        .collect()
-}
-
-/// The input lines of a fixture as the contract counts them: split on `\n`, a `\r` before it
-/// dropped, a last line without newline counted.
-fn input_lines(fixture: &Path) -> Vec<String> {
-    let bytes = std::fs::read(root().join(fixture)).expect("reading fixture");
-    let text = String::from_utf8(bytes).expect("fixtures are UTF-8");
-    let mut lines: Vec<String> = text.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l).to_owned()).collect();
-    if text.ends_with('\n') || text.is_empty() {
-        lines.pop();
-    }
-    lines
-}
-
-fn input_frames(fixture: &Path) -> Vec<(u64, Value)> {
-    input_lines(fixture)
-        .iter()
-        .enumerate()
-        .filter_map(|(i, l)| serde_json::from_str::<Value>(l).ok().map(|v| (i as u64 + 1, v)))
-        .collect()
-}
-
-fn ty(e: &Value) -> &str {
-    e["type"].as_str().unwrap_or("")
-}
-
-fn line(e: &Value) -> Option<u64> {
-    e.get("line").and_then(Value::as_u64)
-}
-
-fn of_type<'a>(evs: &'a [Value], t: &str) -> Vec<&'a Value> {
-    evs.iter().filter(|e| ty(e) == t).collect()
-}
-
-fn at_line(evs: &[Value], n: u64) -> Vec<&Value> {
-    evs.iter().filter(|e| line(e) == Some(n)).collect()
-}
-
-fn types_at(evs: &[Value], n: u64) -> Vec<String> {
-    at_line(evs, n).iter().map(|e| ty(e).to_owned()).collect()
-}
-
-fn output_text(evs: &[Value]) -> String {
-    of_type(evs, "output_delta").iter().map(|e| e["text"].as_str().expect("output_delta.text")).collect()
 }
 
 /// The first difference between two outputs, readable.
@@ -170,7 +78,7 @@ fn golden(dialect: &str) {
     let update = std::env::var("UPDATE_GOLDEN").is_ok_and(|v| v == "1" || v == dialect);
     let mut failures = Vec::new();
     for fixture in fixtures(dialect) {
-        let actual = run(&fixture);
+        let actual = run_path_text(&fixture);
         let expected_file = root().join(expected_path(&fixture));
         if update {
             std::fs::write(&expected_file, &actual).expect("writing expected output");
@@ -206,7 +114,7 @@ fn golden_every_dialect() {
 fn output_reads_back_into_event_and_reserializes_equal() {
     let mut failures = Vec::new();
     for fixture in all_fixtures() {
-        for (i, l) in run(&fixture).lines().enumerate() {
+        for (i, l) in run_path_text(&fixture).lines().enumerate() {
             let original: Value = serde_json::from_str(l).expect("JSON");
             match serde_json::from_str::<agentnorm::Event>(l) {
                 Ok(ev) => {
@@ -230,7 +138,7 @@ fn output_reads_back_into_event_and_reserializes_equal() {
 fn every_non_blank_input_line_is_accounted_for() {
     let mut failures = Vec::new();
     for fixture in all_fixtures() {
-        let evs = parse_events(&run(&fixture), &fixture);
+        let evs = run_path(&fixture);
         let mut named = HashSet::new();
         for e in &evs {
             if let Some(first) = line(e) {
@@ -259,7 +167,7 @@ fn every_non_blank_input_line_is_accounted_for() {
 fn every_tool_completed_follows_its_tool_started() {
     let mut failures = Vec::new();
     for fixture in all_fixtures() {
-        let evs = parse_events(&run(&fixture), &fixture);
+        let evs = run_path(&fixture);
         let mut started = HashSet::new();
         for e in &evs {
             match ty(e) {
@@ -292,7 +200,7 @@ fn every_tool_completed_follows_its_tool_started() {
 fn run_ended_counts_input_lines_and_events() {
     let mut failures = Vec::new();
     for fixture in all_fixtures() {
-        let evs = parse_events(&run(&fixture), &fixture);
+        let evs = run_path(&fixture);
         let lines = input_lines(&fixture).len() as u64;
         let first = evs.first().expect("some output");
         let last = evs.last().expect("some output");
@@ -368,7 +276,7 @@ fn find_null(v: &Value, path: &mut Vec<String>, out: &mut Vec<String>) {
 fn no_null_except_inside_tool_started_input() {
     let mut failures = Vec::new();
     for fixture in all_fixtures() {
-        for e in parse_events(&run(&fixture), &fixture) {
+        for e in run_path(&fixture) {
             let mut e = e;
             if ty(&e) == "tool_started" {
                 if e.get("input").is_some_and(Value::is_null) {
@@ -391,7 +299,7 @@ fn every_event_type_is_in_the_contract_and_carries_the_dialect() {
     let mut failures = Vec::new();
     for fixture in all_fixtures() {
         let dialect = fixture.parent().and_then(Path::file_name).unwrap().to_string_lossy().into_owned();
-        for e in parse_events(&run(&fixture), &fixture) {
+        for e in run_path(&fixture) {
             if !agentnorm::Event::TYPE_NAMES.contains(&ty(&e)) {
                 failures.push(format!("{}: type outside the contract: {e}", fixture.display()));
             }
@@ -444,7 +352,7 @@ fn assistant_text_comes_out_exactly_once() {
     let mut failures = Vec::new();
     for d in DIALECTS {
         for fixture in fixtures(d) {
-            let evs = parse_events(&run(&fixture), &fixture);
+            let evs = run_path(&fixture);
             let want = assistant_text_of_input(d, &fixture);
             let got = output_text(&evs);
             if got != want {
@@ -459,7 +367,7 @@ fn assistant_text_comes_out_exactly_once() {
 fn claude_one_usage_event_per_message() {
     let mut failures = Vec::new();
     for fixture in fixtures("claude") {
-        let evs = parse_events(&run(&fixture), &fixture);
+        let evs = run_path(&fixture);
         // Expected: one per distinct non-synthetic message.id; lines without an id each count.
         let mut want: BTreeMap<String, u64> = BTreeMap::new();
         let mut anonymous = 0;
@@ -508,7 +416,7 @@ fn claude_one_usage_event_per_message() {
 fn result_usage_is_only_on_turn_events() {
     let mut failures = Vec::new();
     for fixture in fixtures("claude") {
-        let evs = parse_events(&run(&fixture), &fixture);
+        let evs = run_path(&fixture);
         for (n, f) in input_frames(&fixture) {
             if f["type"] != "result" {
                 continue;
@@ -990,7 +898,7 @@ fn trap_multi_block_and_second_session() {
 #[test]
 fn trap_codex_turn_usage_is_a_session_running_total() {
     for fixture in fixtures("codex") {
-        let evs = parse_events(&run(&fixture), &fixture);
+        let evs = run_path(&fixture);
         assert!(of_type(&evs, "usage").is_empty(), "{}: codex exec has no per-request usage", fixture.display());
         for e in of_type(&evs, "turn_completed") {
             assert_eq!(e["usage_scope"], "session", "{}: {e}", fixture.display());
