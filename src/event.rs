@@ -295,8 +295,9 @@ impl Text {
     /// The caller guarantees `quoted` is one valid JSON string literal holding no lone-surrogate
     /// escape; the frame reader only passes input it has parsed.
     pub(crate) fn from_quoted(quoted: &[u8]) -> Text {
-        // A parsed JSON string literal is UTF-8; stay safe if a caller erred.
-        match std::str::from_utf8(quoted) {
+        // A parsed JSON string literal is UTF-8; stay safe if a caller erred (SIMD check: these
+        // are the long strings).
+        match simdutf8::basic::from_utf8(quoted) {
             Ok(q) => Text(TextRepr::Escaped(q.into())),
             Err(_) => Text(TextRepr::Plain(String::from_utf8_lossy(quoted).into_owned())),
         }
@@ -369,28 +370,26 @@ impl JsonSchema for Text {
 }
 
 /// A JSON value carried through as compact JSON text (the CLI's own tool arguments).
+///
+/// The text is written by agentnorm's own writer from a parsed value, so it is valid JSON by
+/// construction and is copied to the output without being parsed again.
 #[derive(Clone)]
-pub struct Json(Box<serde_json::value::RawValue>);
+pub struct Json(Box<str>);
 
 impl Json {
     /// Wraps compact JSON text that the caller has produced from a parsed value.
     pub(crate) fn from_trusted(text: String) -> Json {
-        // Produced by our own writer from a parsed value: valid by construction. Fall back to a
-        // checked parse if that ever were not so, rather than writing invalid output.
-        match serde_json::value::RawValue::from_string(text) {
-            Ok(raw) => Json(raw),
-            Err(_) => Json(serde_json::value::RawValue::from_string("{}".into()).expect("valid")),
-        }
+        Json(text.into_boxed_str())
     }
 
     /// The compact JSON text.
     pub fn get(&self) -> &str {
-        self.0.get()
+        &self.0
     }
 
     /// The value, parsed.
     pub fn value(&self) -> serde_json::Value {
-        serde_json::from_str(self.0.get()).unwrap_or(serde_json::Value::Null)
+        serde_json::from_str(&self.0).unwrap_or(serde_json::Value::Null)
     }
 }
 
@@ -408,7 +407,7 @@ impl fmt::Debug for Json {
 
 impl Serialize for Json {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.0.serialize(serializer)
+        crate::json::serialize_raw_json(&self.0, serializer)
     }
 }
 

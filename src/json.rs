@@ -33,6 +33,19 @@ pub(crate) fn serialize_escaped<S: Serializer>(quoted: &str, serializer: S) -> R
     }
 }
 
+/// Serializes compact JSON text agentnorm wrote itself (valid by construction): copied verbatim
+/// inside [`write_event`], parsed and re-serialized for any other serializer.
+pub(crate) fn serialize_raw_json<S: Serializer>(json: &str, serializer: S) -> Result<S::Ok, S::Error> {
+    if RAW_OK.with(Cell::get) {
+        let mut st = serializer.serialize_struct(RAW_TOKEN, 1)?;
+        st.serialize_field(RAW_TOKEN, json)?;
+        st.end()
+    } else {
+        use serde::Serialize as _;
+        serde_json::from_str::<serde_json::Value>(json).unwrap_or(serde_json::Value::Null).serialize(serializer)
+    }
+}
+
 /// Decodes a JSON string literal (quotes included) that the frame reader has validated.
 pub(crate) fn decode_quoted(quoted: &str) -> String {
     serde_json::from_str(quoted).unwrap_or_default()
