@@ -252,22 +252,6 @@ struct Growing {
     session_id: Option<String>,
 }
 
-/// The larger of each figure (a growing message's counts only grow).
-fn max_usage(a: &Usage, b: &Usage) -> Usage {
-    let m = |x: Option<u64>, y: Option<u64>| match (x, y) {
-        (Some(x), Some(y)) => Some(x.max(y)),
-        (x, y) => x.or(y),
-    };
-    Usage {
-        input: m(a.input, b.input),
-        cache_read: m(a.cache_read, b.cache_read),
-        cache_write: m(a.cache_write, b.cache_write),
-        output: m(a.output, b.output),
-        reasoning: m(a.reasoning, b.reasoning),
-        context: None,
-    }
-}
-
 /// Distinct frame types counted in `run_ended.unknown_frames`; the rest count as `(other)`.
 const MAX_UNKNOWN_FRAMES: usize = 1024;
 
@@ -658,7 +642,7 @@ impl Fold {
                 match &mut self.growing {
                     Some(g) if g.message_id == message_id => {
                         if let Event::Usage { usage: held, .. } = &mut g.event {
-                            *held = usage::with_context(max_usage(held, usage));
+                            *held = usage::with_context(usage::max_each(*held, *usage));
                         }
                         g.line = line_no;
                         g.at = self.cur.at.clone();

@@ -54,7 +54,7 @@ use serde::Serialize;
 use crate::event::{Dialect, Event, Usage, UsageScope};
 use crate::prices;
 use crate::sink::Sink;
-use crate::usage::add;
+use crate::usage::{self, add};
 
 /// One model request's usage, as read from a `usage` event.
 #[derive(Debug, Clone)]
@@ -148,7 +148,7 @@ impl Collector {
         let usage = match (usage, scope) {
             (Some(total), Some(UsageScope::Session)) => {
                 let delta = match st.last_total {
-                    Some(prev) if covers(&total, &prev) => minus(total, prev),
+                    Some(prev) if usage::covers(&total, &prev) => usage::minus(total, prev),
                     _ => total,
                 };
                 st.last_total = Some(total);
@@ -220,45 +220,6 @@ impl Sink for Collector {
             }
             _ => {}
         }
-    }
-}
-
-/// Every figure of `a` at least the one of `b` (absent counts as 0).
-fn covers(a: &Usage, b: &Usage) -> bool {
-    let ge = |x: Option<u64>, y: Option<u64>| x.unwrap_or(0) >= y.unwrap_or(0);
-    ge(a.input, b.input)
-        && ge(a.cache_read, b.cache_read)
-        && ge(a.cache_write, b.cache_write)
-        && ge(a.output, b.output)
-        && ge(a.reasoning, b.reasoning)
-}
-
-/// `a − b` figure by figure (absent where `a` is absent).
-fn minus(a: Usage, b: Usage) -> Usage {
-    let d = |x: Option<u64>, y: Option<u64>| x.map(|x| x.saturating_sub(y.unwrap_or(0)));
-    Usage {
-        input: d(a.input, b.input),
-        cache_read: d(a.cache_read, b.cache_read),
-        cache_write: d(a.cache_write, b.cache_write),
-        output: d(a.output, b.output),
-        reasoning: d(a.reasoning, b.reasoning),
-        context: None,
-    }
-}
-
-/// The larger of `a` and `b` figure by figure (absent only where both are).
-fn max_each(a: Usage, b: Usage) -> Usage {
-    let m = |x: Option<u64>, y: Option<u64>| match (x, y) {
-        (Some(x), Some(y)) => Some(x.max(y)),
-        (x, y) => x.or(y),
-    };
-    Usage {
-        input: m(a.input, b.input),
-        cache_read: m(a.cache_read, b.cache_read),
-        cache_write: m(a.cache_write, b.cache_write),
-        output: m(a.output, b.output),
-        reasoning: m(a.reasoning, b.reasoning),
-        context: None,
     }
 }
 
@@ -451,7 +412,7 @@ impl Report {
         let (sub, main): (Vec<Request>, Vec<Request>) = fresh.into_iter().partition(|r| r.subagent);
         let main_sum = main.iter().fold(Usage::default(), |a, r| add(a, r.usage));
         let usage = match end.usage {
-            Some(agg) => max_each(agg, main_sum),
+            Some(agg) => usage::max_each(agg, main_sum),
             None => main_sum,
         };
         let model = main.iter().rev().find_map(|r| r.model.clone()).or_else(|| turn.model.clone());

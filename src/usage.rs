@@ -125,6 +125,43 @@ pub fn add(a: Usage, b: Usage) -> Usage {
     }
 }
 
+/// Every figure of `a` at least the one of `b` (absent counts as 0).
+pub fn covers(a: &Usage, b: &Usage) -> bool {
+    let ge = |x: Option<u64>, y: Option<u64>| x.unwrap_or(0) >= y.unwrap_or(0);
+    ge(a.input, b.input)
+        && ge(a.cache_read, b.cache_read)
+        && ge(a.cache_write, b.cache_write)
+        && ge(a.output, b.output)
+        && ge(a.reasoning, b.reasoning)
+}
+/// `a − b` figure by figure (absent where `a` is absent).
+pub fn minus(a: Usage, b: Usage) -> Usage {
+    let d = |x: Option<u64>, y: Option<u64>| x.map(|x| x.saturating_sub(y.unwrap_or(0)));
+    Usage {
+        input: d(a.input, b.input),
+        cache_read: d(a.cache_read, b.cache_read),
+        cache_write: d(a.cache_write, b.cache_write),
+        output: d(a.output, b.output),
+        reasoning: d(a.reasoning, b.reasoning),
+        context: None,
+    }
+}
+/// The larger of `a` and `b` figure by figure (absent only where both are).
+pub fn max_each(a: Usage, b: Usage) -> Usage {
+    let m = |x: Option<u64>, y: Option<u64>| match (x, y) {
+        (Some(x), Some(y)) => Some(x.max(y)),
+        (x, y) => x.or(y),
+    };
+    Usage {
+        input: m(a.input, b.input),
+        cache_read: m(a.cache_read, b.cache_read),
+        cache_write: m(a.cache_write, b.cache_write),
+        output: m(a.output, b.output),
+        reasoning: m(a.reasoning, b.reasoning),
+        context: None,
+    }
+}
+
 /// Adds `context` (= input + cache_read + cache_write) for a `usage` event, when any of the three
 /// was reported.
 pub fn with_context(mut u: Usage) -> Usage {
