@@ -5,7 +5,7 @@
 //! `stream_event` deltas and then repeats the text in the whole message. Both repeats are
 //! expressed as [`Piece`]s the fold resolves (once per `message.id`; text exactly once).
 
-use super::{Mapped, NO_ID, Piece, content_text, failure_kind, plan_items, subagent_status, summary, tool_kind};
+use super::{Mapped, NO_ID, Piece, content_text, failure_kind, subagent_status, summary, tool_kind};
 use crate::event::{Envelope, Event, FailureKind, Level, SubagentOperation, SubagentStatus, Text, UnknownReason};
 use crate::frame::Val;
 use crate::usage;
@@ -209,17 +209,8 @@ fn tool_use(b: Val<'_>, m: &mut Mapped) {
         input.map(|v| v.to_json()),
         summary(kind, input),
     );
-    match name {
-        "TodoWrite" => {
-            if let Some(items) = input.and_then(|i| i.get("todos")).and_then(plan_items) {
-                m.push(Event::PlanUpdated { env: Envelope::default(), items });
-            }
-        }
-        "AskUserQuestion" => {
-            let questions = input.and_then(|i| i.get("questions"));
-            m.push(super::needs_input(questions, input.and_then(|i| i.string_at("question"))));
-        }
-        _ => {}
+    if let Some(extra) = super::call_extra(kind, input) {
+        m.push(extra);
     }
 }
 

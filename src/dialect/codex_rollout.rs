@@ -36,7 +36,7 @@
 //!   `context_compacted` event: the first is the `compacted` event, the second a heartbeat.
 
 use super::codex::{error_diagnostic, shell_summary, token_count};
-use super::{Mapped, NO_ID, Piece, diagnostic, failure_kind, needs_input, one_line, plan_items, summary, tool_kind};
+use super::{Mapped, NO_ID, Piece, diagnostic, failure_kind, one_line, summary, tool_kind};
 use crate::event::{Envelope, Event, FailureKind, Json, Level, Text, ToolKind, UnknownReason};
 use crate::frame::{Val, decode_embedded, with_embedded_object};
 
@@ -292,7 +292,7 @@ struct Call {
 }
 
 impl Call {
-    fn from_args(name: &str, kind: ToolKind, args: Val<'_>) -> Call {
+    fn from_args(kind: ToolKind, args: Val<'_>) -> Call {
         let command = args.get("command");
         let summary = match kind {
             // Codex 0.40 applies patches through `shell` with the argv `["apply_patch", patch]`.
@@ -304,16 +304,7 @@ impl Call {
             .or_else(|| summary(kind, Some(args))),
             _ => summary(kind, Some(args)),
         };
-        let mut extra = Vec::new();
-        match name {
-            "update_plan" => {
-                if let Some(items) = args.get("plan").and_then(plan_items) {
-                    extra.push(Event::PlanUpdated { env: Envelope::default(), items });
-                }
-            }
-            "request_user_input" => extra.push(needs_input(args.get("questions"), None)),
-            _ => {}
-        }
+        let extra = super::call_extra(kind, Some(args)).into_iter().collect();
         Call { input: Some(args.to_json()), summary, extra }
     }
 }
@@ -326,10 +317,10 @@ fn function_call(p: Val<'_>, m: &mut Mapped) {
     let call = match p.get("arguments") {
         None => Call::default(),
         Some(a) if a.is_null() => Call::default(),
-        Some(a) if a.is_object() => Call::from_args(name, kind, a),
+        Some(a) if a.is_object() => Call::from_args(kind, a),
         Some(a) => match a.str() {
             Some(s) if s.trim().is_empty() => Call::default(),
-            Some(s) => with_embedded_object(s, |args| Call::from_args(name, kind, args))
+            Some(s) => with_embedded_object(s, |args| Call::from_args(kind, args))
                 .unwrap_or_else(|| Call { input: decode_embedded(s), ..Call::default() }),
             // An array or a number, as given.
             None => Call { input: Some(a.to_json()), ..Call::default() },

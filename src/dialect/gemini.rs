@@ -19,7 +19,7 @@
 //! - Timestamps are RFC 3339 strings; the placeholder `<TIMESTAMP>` of upstream snapshots is
 //!   dropped by the fold.
 
-use super::{Mapped, NO_ID, Piece, content_text, diagnostic, failure_kind, one_line, plan_items, summary, tool_kind};
+use super::{Mapped, NO_ID, Piece, content_text, diagnostic, failure_kind, one_line, summary, tool_kind};
 use crate::event::{Envelope, Event, FailureKind, Level, Text, UnknownReason, Usage};
 use crate::frame::Val;
 use crate::usage;
@@ -106,17 +106,8 @@ fn tool_use(f: Val<'_>, m: &mut Mapped) {
         input.map(|v| v.to_json()),
         summary,
     );
-    match name {
-        "write_todos" => {
-            if let Some(items) = input.and_then(|i| i.get("todos")).and_then(plan_items) {
-                m.push(Event::PlanUpdated { env: Envelope::default(), items });
-            }
-        }
-        "ask_user" => {
-            let questions = input.and_then(|i| i.get("questions"));
-            m.push(super::needs_input(questions, input.and_then(|i| i.string_at("question"))));
-        }
-        _ => {}
+    if let Some(extra) = super::call_extra(kind, input) {
+        m.push(extra);
     }
 }
 

@@ -176,6 +176,21 @@ impl Mapped {
     }
 }
 
+/// The event a call implies besides its own, from its arguments: the plan of a plan tool
+/// (`todos` or `plan`), the question of an ask tool (`questions` / `question`).
+pub fn call_extra(kind: ToolKind, input: Option<Val<'_>>) -> Option<Event> {
+    let input = input?;
+    match kind {
+        ToolKind::Plan => ["todos", "plan"]
+            .iter()
+            .find_map(|k| input.get(k))
+            .and_then(plan_items)
+            .map(|items| Event::PlanUpdated { env: Envelope::default(), items }),
+        ToolKind::Ask => Some(needs_input(input.get("questions"), input.string_at("question"))),
+        _ => None,
+    }
+}
+
 /// A `session_started` that knows nothing but the session id (which the fold puts in the
 /// envelope).
 pub fn session_started() -> Event {

@@ -18,8 +18,8 @@
 //!   ([`Piece::StepFinish`]). `done` completes a turn that has no `turn_completed` yet.
 //! - `tokens.output` leaves reasoning out; SPEC §4 adds it back (`usage::opencode`).
 
-use super::{Mapped, NO_ID, Piece, content_text, failure_kind, one_line, plan_items, summary, tool_kind};
-use crate::event::{Envelope, Event, FailureKind, ToolKind, UnknownReason};
+use super::{Mapped, NO_ID, Piece, content_text, failure_kind, one_line, summary, tool_kind};
+use crate::event::{Envelope, Event, FailureKind, UnknownReason};
 use crate::frame::Val;
 use crate::usage;
 
@@ -74,10 +74,8 @@ fn tool_use(p: Val<'_>, m: &mut Mapped) {
         .or_else(|| input.and_then(|i| i.str_at("filePath")).and_then(one_line))
         .or_else(|| state.str_at("title").and_then(one_line));
     m.tool_started(tool_id.clone(), name, kind, input.map(|v| v.to_json()), summary);
-    if kind == ToolKind::Plan
-        && let Some(items) = input.and_then(|i| i.get("todos")).and_then(plan_items)
-    {
-        m.push(Event::PlanUpdated { env: Envelope::default(), items });
+    if let Some(extra) = super::call_extra(kind, input) {
+        m.push(extra);
     }
     let meta = state.get("metadata");
     let exit_code = meta.and_then(|md| md.get("exit").or_else(|| md.get("exitCode"))).and_then(|c| c.i64());
