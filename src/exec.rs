@@ -85,7 +85,12 @@ pub fn run(inputs: Vec<Input>, settings: &Settings, out: &mut impl Write) -> Res
                 let Some(tx) = senders.lock().ok().and_then(|mut s| s.get_mut(i).and_then(Option::take)) else {
                     break;
                 };
-                worker(&inputs[i], &settings, &tx);
+                // A bug must not pass for success: a panicking worker's input fails (exit 2).
+                let run = std::panic::AssertUnwindSafe(|| worker(&inputs[i], &settings, &tx));
+                if std::panic::catch_unwind(run).is_err() {
+                    let why = format!("{}: internal error, input abandoned (please report it)", inputs[i].name());
+                    let _ = tx.send(Msg::Failed(why));
+                }
             }
         });
     }

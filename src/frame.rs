@@ -117,13 +117,17 @@ impl Parser {
             }
         }
         // serde_json accepts a few documents simd-json refuses: re-encode what it reads.
-        if starts_structured
-            && let Ok(bytes) = serde_json::from_slice::<serde_json::Value>(line).and_then(|v| serde_json::to_vec(&v))
-        {
-            self.load(&bytes);
-            if self.parse_scratch().is_ok() {
+        if starts_structured {
+            // Numbers beyond f64 (`1e400`) are valid JSON both parsers refuse: read as
+            // `JSON.stringify(JSON.parse(…))` does (Infinity has no JSON form: `null`, i.e. absent).
+            let finite = null_infinite_numbers(line);
+            let text = finite.as_deref().unwrap_or(line);
+            if let Ok(bytes) = serde_json::from_slice::<serde_json::Value>(text).and_then(|v| serde_json::to_vec(&v)) {
                 self.load(&bytes);
-                return Ok(());
+                if self.parse_scratch().is_ok() {
+                    self.load(&bytes);
+                    return Ok(());
+                }
             }
         }
         Err(bad)
@@ -165,6 +169,49 @@ pub fn decode_embedded(s: &str) -> Option<Json> {
     }
 }
 
+/// A copy of `line` with every number literal outside strings that overflows f64 (`1e400`,
+/// `-1e999`, 400 digits) replaced by `null`; `None` when there is none.
+fn null_infinite_numbers(line: &[u8]) -> Option<Vec<u8>> {
+    let mut out: Option<Vec<u8>> = None;
+    let (mut i, mut copied, mut in_str) = (0, 0, false);
+    while i < line.len() {
+        let b = line[i];
+        if in_str {
+            match b {
+                b'\\' => i += 1,
+                b'"' => in_str = false,
+                _ => {}
+            }
+            i += 1;
+        } else if b == b'"' {
+            in_str = true;
+            i += 1;
+        } else if b == b'-' || b.is_ascii_digit() {
+            let end = line[i..]
+                .iter()
+                .position(|c| !matches!(c, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
+                .map_or(line.len(), |n| i + n);
+            let infinite = std::str::from_utf8(&line[i..end])
+                .ok()
+                .and_then(|t| t.parse::<f64>().ok())
+                .is_some_and(|f| f.is_infinite());
+            if infinite {
+                let o = out.get_or_insert_with(Vec::new);
+                o.extend_from_slice(&line[copied..i]);
+                o.extend_from_slice(b"null");
+                copied = end;
+            }
+            i = end;
+        } else {
+            i += 1;
+        }
+    }
+    out.map(|mut o| {
+        o.extend_from_slice(&line[copied..]);
+        o
+    })
+}
+
 /// Replaces every `\uXXXX` escape of a surrogate that is not part of a valid pair by `\ufffd`.
 /// Returns whether anything changed.
 fn repair_surrogates(buf: &mut [u8]) -> bool {
@@ -174,7 +221,8 @@ fn repair_surrogates(buf: &mut [u8]) -> bool {
     }
     let mut changed = false;
     let mut i = 0;
-    while let Some(p) = memchr::memchr(b'\\', &buf[i..]) {
+    // `i` may pass the end (a line ending in a backslash): `get`, never an index.
+    while let Some(p) = buf.get(i..).and_then(|rest| memchr::memchr(b'\\', rest)) {
         let at = i + p;
         if buf.get(at + 1) != Some(&b'u') {
             i = at + 2;

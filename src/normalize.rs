@@ -166,8 +166,10 @@ pub fn decode(parser: &mut Parser, line: &[u8], forced: Option<Dialect>) -> Deco
         }
         Err(NotFrame::NotObject) => Decoded::NotFrame { reason: UnknownReason::NotObject, diagnostic: None },
         Err(NotFrame::Bad(reason)) => {
+            // Only a UTF-8 line can be a diagnostic: its `raw` is text, while an `unknown` keeps
+            // any other line losslessly (`raw_base64`).
             let diagnostic = if reason == UnknownReason::NotJson {
-                crate::stderr::recognize(&String::from_utf8_lossy(line)).map(Box::new)
+                std::str::from_utf8(line).ok().and_then(crate::stderr::recognize).map(Box::new)
             } else {
                 None
             };
@@ -206,6 +208,8 @@ pub struct Fold {
     turn_open: bool,
     turn_failed: bool,
     lines: u64,
+    /// The last line that was not blank (held events flushed at the end carry it).
+    last_content: u64,
     events: u64,
     unknown: u64,
     unknown_frames: std::collections::BTreeMap<String, u64>,
@@ -412,6 +416,7 @@ impl Fold {
             turn_open: false,
             turn_failed: false,
             lines: 0,
+            last_content: 0,
             events: 0,
             unknown: 0,
             unknown_frames: Default::default(),
@@ -453,6 +458,9 @@ impl Fold {
     /// events carry `line` = `first` and `line_end` = `last`.
     pub fn apply_lines(&mut self, decoded: Decoded, first: u64, last: u64, bytes: &[u8], sink: &mut dyn Sink) {
         self.line_end = (last != first).then_some(last);
+        if !matches!(decoded, Decoded::Blank) {
+            self.last_content = last;
+        }
         self.apply_one(decoded, first, bytes, sink);
         self.line_end = None;
         self.lines = last;
@@ -819,6 +827,7 @@ impl Fold {
     /// Writes the `unknown` for a line over the size limit, from its first bytes.
     pub fn too_long(&mut self, line_no: u64, head: &[u8], sink: &mut dyn Sink) {
         self.lines = line_no;
+        self.last_content = line_no;
         let ev = Event::Unknown {
             env: Envelope::default(),
             reason: UnknownReason::LineTooLong,
@@ -897,12 +906,14 @@ impl Fold {
     /// input stopped mid-line.
     pub fn finish(&mut self, ended_with_newline: bool, sink: &mut dyn Sink) -> Summary {
         let mut out = std::mem::take(&mut self.pending);
-        self.flush_stream_usage(self.lines, &mut out, &mut false);
+        // Held events belong to a line that had content, never to trailing blank lines.
+        let last = self.last_content;
+        self.flush_stream_usage(last, &mut out, &mut false);
         self.flush_growing();
         let dialect = self.detector.current();
         self.emit_deferred(dialect, sink);
         for ev in out.drain(..) {
-            self.emit(ev, Some((self.lines, dialect)), sink);
+            self.emit(ev, Some((last, dialect)), sink);
         }
         self.pending = out;
         let saved_log = self.detector.current().is_some_and(Dialect::is_saved_log);
@@ -977,6 +988,8 @@ pub struct Normalizer {
     started: bool,
     /// A non-blank line has been seen (a document can only start the source).
     seen_content: bool,
+    /// The input has ended: a last line without `\n` keeps a final `\r` (a lone `\r` is content).
+    at_eof: bool,
     /// A pretty-printed JSON document being collected.
     doc: Option<Document>,
 }
@@ -1008,6 +1021,7 @@ impl Normalizer {
             line_no: 0,
             started: false,
             seen_content: false,
+            at_eof: false,
             doc: None,
         }
     }
@@ -1074,7 +1088,9 @@ impl Normalizer {
         if self.line_no == 1 {
             line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
         }
-        line = line.strip_suffix(b"\r").unwrap_or(line);
+        if !self.at_eof {
+            line = line.strip_suffix(b"\r").unwrap_or(line);
+        }
         if let Some(doc) = &mut self.doc {
             doc.bytes.push(b'\n');
             doc.bytes.extend_from_slice(line);
@@ -1124,8 +1140,11 @@ impl Normalizer {
     /// Ends the stream: a last line without newline is read, then `run_ended` is written.
     pub fn finish(&mut self, sink: &mut dyn Sink) -> Summary {
         self.ensure_started(sink);
-        let mid_line = !self.carry.is_empty() || self.overlong.is_some();
+        // A source that is only a byte-order mark is empty.
+        let only_bom = self.line_no == 0 && self.carry == b"\xEF\xBB\xBF";
+        let mid_line = (!self.carry.is_empty() && !only_bom) || self.overlong.is_some();
         if mid_line {
+            self.at_eof = true;
             self.end_carried_line(sink);
         }
         self.replay_document(sink);

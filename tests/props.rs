@@ -108,3 +108,222 @@ proptest! {
         }
     }
 }
+
+// ------------------------------------------------------------------------------------------------
+// Properties over streams that mix real frames of every dialect with garbage
+// ------------------------------------------------------------------------------------------------
+
+/// Every line of every fixture input (`fixtures/*/*.jsonl`): real-looking frames of all dialects.
+fn fixture_lines() -> &'static [Vec<u8>] {
+    static LINES: std::sync::OnceLock<Vec<Vec<u8>>> = std::sync::OnceLock::new();
+    LINES.get_or_init(|| {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+        let mut files: Vec<_> = std::fs::read_dir(&root)
+            .unwrap()
+            .flat_map(|d| std::fs::read_dir(d.unwrap().path()).unwrap())
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+            .collect();
+        files.sort();
+        let mut lines = Vec::new();
+        for f in files {
+            let bytes = std::fs::read(f).unwrap();
+            lines.extend(
+                bytes
+                    .split(|&b| b == b'\n')
+                    .filter(|l| !l.is_empty())
+                    .map(|l| l.strip_suffix(b"\r").unwrap_or(l).to_vec()),
+            );
+        }
+        assert!(lines.len() > 100, "fixtures found");
+        lines
+    })
+}
+
+/// One input line (without its ending): a fixture frame, a damaged one, garbage, blank, stderr
+/// text, or one of the lines that open and close a pretty-printed document.
+fn any_line() -> impl Strategy<Value = Vec<u8>> {
+    let n = fixture_lines().len();
+    prop_oneof![
+        6 => (0..n).prop_map(|i| fixture_lines()[i].clone()),
+        2 => ((0..n), any::<prop::sample::Index>(), any::<u8>()).prop_map(|(i, at, b)| {
+            // One byte replaced (a newline would split the line: the next line's business).
+            let mut l = fixture_lines()[i].clone();
+            if !l.is_empty() {
+                let at = at.index(l.len());
+                l[at] = if b == b'\n' { 0xFF } else { b };
+            }
+            l
+        }),
+        1 => ((0..n), any::<prop::sample::Index>()).prop_map(|(i, at)| {
+            // Cut mid-frame, possibly mid-character.
+            let l = &fixture_lines()[i];
+            l[..at.index(l.len() + 1)].to_vec()
+        }),
+        1 => proptest::collection::vec(any::<u8>().prop_filter("no newline", |b| *b != b'\n'), 0..80),
+        1 => prop_oneof![Just(b"".to_vec()), Just(b"  \t".to_vec()), Just(b"{".to_vec()), Just(b"}".to_vec())],
+        1 => Just(b"2026-04-09T14:20:45.537513Z  WARN codex_core::plugins::manager: failed to load plugin: plugin is not installed plugin=\"gh@x\" path=/tmp/p".to_vec()),
+    ]
+}
+
+/// A stream: an optional BOM, lines each ended by `\n` or `\r\n`, the last maybe without ending.
+fn any_stream() -> impl Strategy<Value = Vec<u8>> {
+    (any::<bool>(), proptest::collection::vec((any_line(), any::<bool>()), 0..24), any::<bool>()).prop_map(
+        |(bom, lines, final_nl)| {
+            let mut s = Vec::new();
+            if bom {
+                s.extend_from_slice(b"\xEF\xBB\xBF");
+            }
+            let last = lines.len();
+            for (i, (l, crlf)) in lines.into_iter().enumerate() {
+                s.extend_from_slice(&l);
+                if i + 1 < last || final_nl {
+                    s.extend_from_slice(if crlf { b"\r\n" } else { b"\n" });
+                }
+            }
+            s
+        },
+    )
+}
+
+/// The input lines as SPEC §1 counts them: split on `\n`, a `\r` before it dropped, a last line
+/// without newline counted, a leading BOM skipped.
+fn spec_lines(input: &[u8]) -> Vec<&[u8]> {
+    let input = input.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(input);
+    let mut lines: Vec<&[u8]> = input.split(|&b| b == b'\n').collect();
+    let ended = input.last() == Some(&b'\n') || input.is_empty();
+    if ended {
+        lines.pop();
+    }
+    let n = lines.len();
+    for (i, l) in lines.iter_mut().enumerate() {
+        if i + 1 < n || ended {
+            *l = l.strip_suffix(b"\r").unwrap_or(l);
+        }
+    }
+    lines
+}
+
+fn is_blank(l: &[u8]) -> bool {
+    l.iter().all(u8::is_ascii_whitespace)
+}
+
+/// Runs the library on `input` with `--raw`: the NDJSON bytes and the events as the library made
+/// them.
+fn normalize_raw(input: &[u8]) -> (Vec<u8>, Vec<Event>) {
+    let opts = Options { observed_at: false, raw: true, ..Options::default() };
+    let mut sink = NdjsonSink::default();
+    let mut n = Normalizer::new(opts.clone());
+    n.feed(input, &mut sink);
+    n.finish(&mut sink);
+    let mut events: Vec<Event> = Vec::new();
+    let mut n = Normalizer::new(opts);
+    n.feed(input, &mut events);
+    n.finish(&mut events);
+    (sink.buf, events)
+}
+
+/// The path of the first `null` in `v` outside `tool_started.input`, if any.
+fn find_null(v: &serde_json::Value, path: &str) -> Option<String> {
+    match v {
+        serde_json::Value::Null => Some(path.to_owned()),
+        serde_json::Value::Array(a) => a.iter().enumerate().find_map(|(i, x)| find_null(x, &format!("{path}[{i}]"))),
+        serde_json::Value::Object(o) => o
+            .iter()
+            .filter(|(k, _)| !(path.is_empty() && k.as_str() == "input" && v["type"] == "tool_started"))
+            .find_map(|(k, x)| find_null(x, &format!("{path}.{k}"))),
+        _ => None,
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+    /// Valid JSON whatever the input, `type` first, no `null` outside `tool_started.input`, and
+    /// every event reads back into an equal `Event` (Event → JSON → Event is the identity).
+    #[test]
+    fn output_is_valid_json_without_null_and_reads_back_identically(input in any_stream()) {
+        let (ndjson, events) = normalize_raw(&input);
+        let text = std::str::from_utf8(&ndjson).expect("output is UTF-8");
+        prop_assert!(text.ends_with('\n'));
+        prop_assert!(!text.bytes().any(|b| b < 0x20 && b != b'\n'), "control characters are escaped");
+        let lines: Vec<&str> = text.lines().collect();
+        prop_assert_eq!(lines.len(), events.len());
+        for (l, ev) in lines.iter().zip(&events) {
+            let v: serde_json::Value = serde_json::from_str(l).expect("valid JSON");
+            prop_assert!(l.starts_with("{\"type\":"), "type first: {}", l);
+            prop_assert_eq!(find_null(&v, ""), None, "null in {}", l);
+            let back: Event = serde_json::from_str(l).expect("reads back into Event");
+            prop_assert_eq!(&back, ev, "Event -> JSON -> Event");
+        }
+    }
+
+    /// Every non-blank line is named by an event (`line`, or a `line`..`line_end` range);
+    /// `run_ended.lines` counts every line, blank ones included.
+    #[test]
+    fn every_line_is_accounted_for(input in any_stream()) {
+        let (ndjson, _) = normalize_raw(&input);
+        let evs: Vec<serde_json::Value> =
+            std::str::from_utf8(&ndjson).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let lines = spec_lines(&input);
+        let end = evs.last().unwrap();
+        prop_assert_eq!(&end["type"], "run_ended");
+        prop_assert_eq!(end["lines"].as_u64(), Some(lines.len() as u64));
+        // Lines covered by a document's `line`..`line_end` range, and lines named on their own.
+        let (mut in_range, mut alone) = (vec![false; lines.len() + 1], vec![false; lines.len() + 1]);
+        for e in &evs {
+            if let Some(first) = e["line"].as_u64() {
+                let last = e["line_end"].as_u64().unwrap_or(first);
+                prop_assert!(first >= 1 && last >= first && last as usize <= lines.len(), "range {}..{} in {}", first, last, e);
+                if last == first {
+                    alone[first as usize] = true;
+                }
+                for n in first..=last {
+                    in_range[n as usize] = true;
+                }
+            }
+        }
+        for (i, l) in lines.iter().enumerate() {
+            let what = String::from_utf8_lossy(l);
+            if is_blank(l) {
+                prop_assert!(!alone[i + 1], "blank line {} yields nothing", i + 1);
+            } else {
+                prop_assert!(in_range[i + 1], "line {} ({:?}) named", i + 1, what);
+            }
+        }
+    }
+
+    /// LOSSLESS: with `raw`, the first event naming a line carries it byte for byte: `raw` for
+    /// UTF-8 input, `raw_base64` for the rest. A document's events carry its lines joined by `\n`.
+    #[test]
+    fn raw_reproduces_every_line(input in any_stream()) {
+        use base64::Engine as _;
+        let (ndjson, _) = normalize_raw(&input);
+        let evs: Vec<serde_json::Value> =
+            std::str::from_utf8(&ndjson).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let lines = spec_lines(&input);
+        let mut seen = vec![false; lines.len() + 1];
+        for e in &evs {
+            let Some(first) = e["line"].as_u64() else { continue };
+            if std::mem::replace(&mut seen[first as usize], true) {
+                continue;
+            }
+            let last = e["line_end"].as_u64().unwrap_or(first);
+            let want: Vec<u8> = lines[first as usize - 1..last as usize].join(&b'\n');
+            if let Some(b64) = e.get("raw_base64") {
+                let bytes = base64::engine::general_purpose::STANDARD.decode(b64.as_str().unwrap()).unwrap();
+                prop_assert_eq!(&bytes, &want, "raw_base64 of line {}", first);
+            } else {
+                prop_assert!(std::str::from_utf8(&want).is_ok(), "line {} is not UTF-8 and has no raw_base64: {}", first, e);
+                prop_assert_eq!(e["raw"].as_str().map(str::as_bytes), Some(&want[..]), "raw of line {}: {}", first, e);
+            }
+        }
+    }
+
+    /// The same mixed stream in arbitrary read sizes gives the same output.
+    #[test]
+    fn mixed_streams_are_chunk_invariant(input in any_stream(), mut cuts in proptest::collection::vec(0usize..20_000, 0..30)) {
+        cuts.sort_unstable();
+        prop_assert_eq!(normalize_in_chunks(&input, &cuts), normalize_in_chunks(&input, &[]));
+    }
+}
