@@ -1048,6 +1048,9 @@ impl Normalizer {
             chunk = rest;
             if let Some(skipped) = &mut self.overlong {
                 *skipped += part.len() as u64;
+                // The sample is the line's first 1024 bytes however the line was split.
+                let head = 1024usize.saturating_sub(self.carry.len()).min(part.len());
+                self.carry.extend_from_slice(&part[..head]);
             } else if self.carry.is_empty() && complete && part.len() <= self.max_line {
                 // The common case: a whole line inside the chunk, no copy.
                 self.line(part, sink);
@@ -1072,6 +1075,10 @@ impl Normalizer {
     fn end_carried_line(&mut self, sink: &mut dyn Sink) {
         let carry = std::mem::take(&mut self.carry);
         if self.overlong.take().is_some() {
+            // A line over the limit is never part of a document, and it is content: the lines
+            // of a document being collected come first, and none can start after it.
+            self.replay_document(sink);
+            self.seen_content = true;
             self.line_no += 1;
             self.fold.too_long(self.line_no, &carry, sink);
         } else {
