@@ -38,6 +38,7 @@ pub mod json;
 pub mod normalize;
 pub mod prices;
 pub mod report;
+pub mod safe;
 pub mod sink;
 pub mod stderr;
 pub mod time;

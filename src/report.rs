@@ -683,7 +683,8 @@ pub fn write_table(w: &mut impl Write, by: GroupBy, rows: &[Row], totals: &Row) 
         if by == GroupBy::Session {
             cells.push(if row.totals { String::new() } else { row.source.clone().unwrap_or_else(|| "-".into()) });
         }
-        lines.push(cells);
+        // Session ids, models and paths come from the agent's files: shown, never obeyed.
+        lines.push(cells.into_iter().map(|c| crate::safe::printable(&c).into_owned()).collect());
     }
     let ncols = lines[0].len();
     let widths: Vec<usize> =

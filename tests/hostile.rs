@@ -789,3 +789,24 @@ fn regression_usage_held_to_the_end_names_a_line_with_content() {
     assert_eq!(usage[0]["line"], 1);
     assert!(at_line(&evs, 2).is_empty() && at_line(&evs, 3).is_empty());
 }
+
+#[test]
+fn the_usage_table_neutralises_escape_payloads_in_session_ids_and_models() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut input = String::new();
+    for (i, (_, payload)) in ESCAPE_PAYLOADS.iter().enumerate() {
+        let session = format!("s{i}{payload}");
+        let init = json!({"type": "system", "subtype": "init", "session_id": session, "model": payload, "tools": []});
+        let result = json!({"type": "result", "subtype": "success", "is_error": false, "session_id": session,
+            "usage": {"input_tokens": 1, "output_tokens": 1}});
+        input.push_str(&format!("{init}\n{result}\n"));
+    }
+    let path = dir.path().join("hostile.jsonl");
+    std::fs::write(&path, input).unwrap();
+    let out = bin().args(["usage", "--by", "session"]).arg(&path).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let table = String::from_utf8(out.stdout).unwrap();
+    let bad: Vec<char> = table.chars().filter(|c| *c != '\n' && agentnorm::safe::is_unsafe(*c)).collect();
+    assert!(bad.is_empty(), "unsafe characters reached the table: {bad:?}");
+    assert!(table.contains("\\u{1b}"), "escapes are shown as text");
+}
