@@ -214,7 +214,8 @@ pub struct Fold {
     unknown: u64,
     unknown_frames: std::collections::BTreeMap<String, u64>,
     observed_at: Option<String>,
-    pending: Vec<Event>,
+    /// A reused buffer for the events of the line being applied.
+    out_buf: Vec<Event>,
     /// `line_end` of the frame being applied, when it spans several lines.
     line_end: Option<u64>,
     /// Text written in the current turn, for CLIs that repeat it.
@@ -421,7 +422,7 @@ impl Fold {
             unknown: 0,
             unknown_frames: Default::default(),
             observed_at: None,
-            pending: Vec::new(),
+            out_buf: Vec::new(),
             line_end: None,
             turn_text: TurnText::default(),
             last_total: None,
@@ -523,7 +524,7 @@ impl Fold {
         let mut new_session = false;
         let at = m.at.as_deref().and_then(normalize_at);
         self.cur = Current { at: at.clone(), parent_tool_id: m.parent_tool_id.clone(), sidechain: m.sidechain };
-        let mut out = std::mem::take(&mut self.pending);
+        let mut out = std::mem::take(&mut self.out_buf);
         for piece in m.pieces {
             self.resolve(piece, line_no, &mut out, &mut new_session);
         }
@@ -535,7 +536,7 @@ impl Fold {
         for ev in out.drain(..) {
             self.emit_line(ev, Some(d), line_no, line, m.parent_tool_id.clone(), at.clone(), sink);
         }
-        self.pending = out;
+        self.out_buf = out;
     }
 
     /// Resolves one piece against the stream state into zero or more events.
@@ -905,7 +906,7 @@ impl Fold {
     /// Writes `run_ended` and says how the stream went. `ended_with_newline` is false when the
     /// input stopped mid-line.
     pub fn finish(&mut self, ended_with_newline: bool, sink: &mut dyn Sink) -> Summary {
-        let mut out = std::mem::take(&mut self.pending);
+        let mut out = std::mem::take(&mut self.out_buf);
         // Held events belong to a line that had content, never to trailing blank lines.
         let last = self.last_content;
         self.flush_stream_usage(last, &mut out, &mut false);
@@ -915,7 +916,7 @@ impl Fold {
         for ev in out.drain(..) {
             self.emit(ev, Some((last, dialect)), sink);
         }
-        self.pending = out;
+        self.out_buf = out;
         let saved_log = self.detector.current().is_some_and(Dialect::is_saved_log);
         let open = self.turn_open && !saved_log;
         let complete = ended_with_newline && !open;
