@@ -2,7 +2,9 @@
 //! tests with the input inline. Each runs the same checks as the fuzz target did: the output is
 //! the same however the input is split, and `run_ended.lines` counts every line in order.
 
-use agentnorm::{Dialect, NdjsonSink, Normalizer, Options};
+use agentnorm::{Dialect, Options};
+
+mod common;
 use serde_json::Value;
 
 /// Normalizes `data` in chunks of the given sizes (cycled; empty: one block).
@@ -12,23 +14,7 @@ fn run(data: &[u8], max_line_bytes: usize, sizes: &[usize]) -> Vec<Value> {
 
 /// Normalizes `data` with `opts` in chunks of the given sizes (cycled; empty: one block).
 fn run_with(data: &[u8], opts: Options, sizes: &[usize]) -> Vec<Value> {
-    let mut n = Normalizer::new(opts);
-    let mut sink = NdjsonSink::default();
-    if sizes.is_empty() {
-        n.feed(data, &mut sink);
-    } else {
-        let mut rest = data;
-        for &s in sizes.iter().cycle() {
-            if rest.is_empty() {
-                break;
-            }
-            let (a, b) = rest.split_at(s.min(rest.len()));
-            n.feed(a, &mut sink);
-            rest = b;
-        }
-    }
-    n.finish(&mut sink);
-    let text = String::from_utf8(sink.buf).expect("UTF-8 output");
+    let text = String::from_utf8(common::normalize_in_sizes(data, opts, sizes)).expect("UTF-8 output");
     text.lines().map(|l| serde_json::from_str(l).expect("JSON line")).collect()
 }
 

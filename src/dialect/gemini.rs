@@ -180,17 +180,8 @@ fn result(f: Val<'_>, m: &mut Mapped) {
         }
         "error" => {
             model_usage(stats, |t| usage::non_empty(usage::gemini_stream(t)), m);
-            let (error, kind) = failure(f.get("error"));
-            m.push(Event::TurnFailed {
-                env: Envelope::default(),
-                error,
-                kind: Some(kind),
-                usage: turn_usage,
-                usage_scope: None,
-                cost_usd: None,
-                // A failure written by the CLI's error handler reports a duration of 0: no reading.
-                duration_ms: duration_ms.filter(|&d| d > 0),
-            });
+            // A failure written by the CLI's error handler reports a duration of 0: no reading.
+            m.push(turn_failed(f.get("error"), turn_usage, duration_ms.filter(|&d| d > 0)));
         }
         _ => m.unknown(UnknownReason::UnrecognizedFrame, None),
     }
@@ -222,6 +213,20 @@ fn model_usage(stats: Option<Val<'_>>, fold: impl Fn(Val<'_>) -> Option<Usage>, 
 }
 
 /// The message and kind of an `error: {type, message}` object.
+/// The `turn_failed` of a result's or the json object's `error`.
+fn turn_failed(err: Option<Val<'_>>, usage: Option<crate::event::Usage>, duration_ms: Option<u64>) -> Event {
+    let (error, kind) = failure(err);
+    Event::TurnFailed {
+        env: Envelope::default(),
+        error,
+        kind: Some(kind),
+        usage,
+        usage_scope: None,
+        cost_usd: None,
+        duration_ms,
+    }
+}
+
 fn failure(err: Option<Val<'_>>) -> (String, FailureKind) {
     let name = err.and_then(|e| e.str_at("type")).unwrap_or("");
     let message = err
@@ -280,16 +285,7 @@ fn json_output(f: Val<'_>, m: &mut Mapped) {
     );
     match f.get("error").filter(|e| !e.is_null()) {
         Some(err) => {
-            let (error, kind) = failure(Some(err));
-            m.push(Event::TurnFailed {
-                env: Envelope::default(),
-                error,
-                kind: Some(kind),
-                usage: turn_usage,
-                usage_scope: None,
-                cost_usd: None,
-                duration_ms: None,
-            });
+            m.push(turn_failed(Some(err), turn_usage, None));
         }
         None => m.push(Event::TurnCompleted {
             env: Envelope::default(),

@@ -194,3 +194,22 @@ pub fn position(evs: &[Value], pred: impl Fn(&Value) -> bool) -> usize {
 pub fn run_ended(evs: &[Value]) -> &Value {
     evs.last().filter(|e| ty(e) == "run_ended").expect("run_ended last")
 }
+
+/// Normalizes `data` through the library, fed in chunks of the given sizes (cycled; an empty list
+/// is one block), and returns the NDJSON output.
+pub fn normalize_in_sizes(data: &[u8], opts: agentnorm::Options, sizes: &[usize]) -> Vec<u8> {
+    let mut n = agentnorm::Normalizer::new(opts);
+    let mut sink = agentnorm::NdjsonSink::default();
+    let mut rest = data;
+    for &s in sizes.iter().cycle() {
+        if rest.is_empty() {
+            break;
+        }
+        let (a, b) = rest.split_at(s.clamp(1, rest.len()));
+        n.feed(a, &mut sink);
+        rest = b;
+    }
+    n.feed(rest, &mut sink);
+    n.finish(&mut sink);
+    sink.buf
+}
