@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use base64::Engine as _;
 
 use crate::detect::{Detector, Fit, fit};
-use crate::dialect::{self, Mapped, Piece};
+use crate::dialect::{self, HistoryMark, Mapped, Piece};
 use crate::event::{CONTRACT_VERSION, Dialect, Envelope, Event, Text, ToolKind, UnknownReason, Usage};
 use crate::frame::{NotFrame, Parser};
 use crate::sink::Sink;
@@ -234,7 +234,27 @@ pub struct Fold {
     cur: Current,
     /// The model the stream last named for its requests.
     model: Option<String>,
+    /// The history a forked or subagent rollout copied from its parent, while it is being read.
+    copy: Option<HistoryCopy>,
 }
+
+/// A forked or subagent rollout's copy of its ancestors' history, being read.
+///
+/// Codex writes the copy in one burst right after the fork's own `session_meta`; the fork's first
+/// own `token_count` comes only after a real model request. So the copy ends at the first
+/// `token_count` or `session_meta` written one second or more after the last copied line (the
+/// rule ccusage and t3code use). Inside it a `token_count` writes no `usage` and no `rate_limit`
+/// (its running total is kept: it is what the fork inherited, so the fork's first own
+/// `token_count` yields only its own increment), and a `session_meta` switches no session (a
+/// `heartbeat`).
+#[derive(Debug)]
+struct HistoryCopy {
+    /// The time of the last copied line, ms since the epoch.
+    last_ms: i64,
+}
+
+/// How far apart in time the copied burst and the fork's own lines are at least.
+const COPY_GAP_MS: i64 = 1000;
 
 /// The frame being applied: what its events carry besides `line`.
 #[derive(Debug, Default)]
@@ -432,6 +452,7 @@ impl Fold {
             deferred: Vec::new(),
             cur: Current::default(),
             model: None,
+            copy: None,
         }
     }
 
@@ -512,7 +533,9 @@ impl Fold {
     }
 
     fn frame(&mut self, d: Dialect, m: Mapped, line_no: u64, line: &[u8], sink: &mut dyn Sink) {
-        if let Some(id) = m.session_id.as_ref().filter(|id| !id.is_empty())
+        let at = m.at.as_deref().and_then(normalize_at);
+        let copied = self.copied(&m, at.as_deref());
+        if let Some(id) = m.session_id.as_ref().filter(|id| !id.is_empty() && !copied)
             && self.session_id.as_deref() != Some(id.as_str())
         {
             self.session_id = Some(id.clone());
@@ -522,11 +545,13 @@ impl Fold {
             return self.unknown_line(reason, frame, Some(d), line_no, line, sink);
         }
         let mut new_session = false;
-        let at = m.at.as_deref().and_then(normalize_at);
         self.cur = Current { at: at.clone(), parent_tool_id: m.parent_tool_id.clone(), sidechain: m.sidechain };
         let mut out = std::mem::take(&mut self.out_buf);
         for piece in m.pieces {
-            self.resolve(piece, line_no, &mut out, &mut new_session);
+            let piece = if copied { self.copied_piece(piece) } else { Some(piece) };
+            if let Some(piece) = piece {
+                self.resolve(piece, line_no, &mut out, &mut new_session);
+            }
         }
         self.emit_deferred(Some(d), sink);
         // A line whose pieces all resolved to nothing (repeats, held usage) is still named.
@@ -537,6 +562,45 @@ impl Fold {
             self.emit_line(ev, Some(d), line_no, line, m.parent_tool_id.clone(), at.clone(), sink);
         }
         self.out_buf = out;
+    }
+
+    /// Whether a rollout line is part of the history a fork copied from its parent (see
+    /// [`HistoryCopy`]); starts and ends the copy. `at` is the line's normalized time.
+    fn copied(&mut self, m: &Mapped, at: Option<&str>) -> bool {
+        let Some(mark) = m.history else { return false };
+        let at_ms = at.and_then(crate::time::parse_rfc3339_ms);
+        if let Some(copy) = &mut self.copy {
+            let ends = matches!(mark, HistoryMark::SessionMeta { .. } | HistoryMark::TokenCount)
+                && at_ms.is_some_and(|t| t.saturating_sub(copy.last_ms) >= COPY_GAP_MS);
+            if !ends {
+                // A line without a time cannot be shown to be later: it stays in the copy.
+                if let Some(t) = at_ms {
+                    copy.last_ms = copy.last_ms.max(t);
+                }
+                return true;
+            }
+            self.copy = None;
+        }
+        // Without a time on the fork's own `session_meta` the copy cannot be told apart.
+        if let (HistoryMark::SessionMeta { forked: true }, Some(t)) = (mark, at_ms)
+            && m.unknown.is_none()
+        {
+            self.copy = Some(HistoryCopy { last_ms: t });
+        }
+        false
+    }
+
+    /// What remains of a piece of a copied line: no usage, rate limit or session start; a copied
+    /// running total becomes the total the fork inherited.
+    fn copied_piece(&mut self, piece: Piece) -> Option<Piece> {
+        match piece {
+            Piece::TokenCount { total, .. } => {
+                self.last_total = Some(total);
+                None
+            }
+            Piece::Event(Event::Usage { .. } | Event::RateLimit { .. } | Event::SessionStarted { .. }) => None,
+            p => Some(p),
+        }
     }
 
     /// Resolves one piece against the stream state into zero or more events.
@@ -626,8 +690,24 @@ impl Fold {
                 if self.last_total == Some(total) {
                     return;
                 }
-                self.last_total = Some(total);
-                if let Some(ev) = event {
+                let before = self.last_total.replace(total);
+                // Without the request's own figures: what the running total grew by (never what
+                // a fork inherited).
+                let ev = event.or_else(|| {
+                    // A total below the last one is a new counter: counted whole.
+                    let grown = match before {
+                        Some(prev) if usage::covers(&total, &prev) => usage::minus(total, prev),
+                        _ => total,
+                    };
+                    usage::non_empty(grown).map(|usage| Event::Usage {
+                        env: Envelope::default(),
+                        usage,
+                        model: None,
+                        message_id: None,
+                        context_window: None,
+                    })
+                });
+                if let Some(ev) = ev {
                     self.event(ev, line_no, out, new_session);
                 }
             }

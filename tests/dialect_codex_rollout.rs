@@ -111,8 +111,15 @@ fn trap_one_usage_per_changed_total_from_last_token_usage() {
         let evs = events(&name);
         let mut prev: Option<Value> = None;
         let mut expected_lines = Vec::new();
+        // A fork's copy of its parent's history writes no usage (`trap_forked_*`).
+        let copied: Vec<u64> = if name == FORK { copied_lines().iter().map(|(n, _)| *n).collect() } else { Vec::new() };
         for (n, p) in payloads(&name, "event_msg", Some("token_count")) {
             let info = &p["info"];
+            if copied.contains(&n) {
+                assert!(!types_at(&evs, n).contains(&"usage".to_owned()), "{name}:{n}: copied");
+                prev = Some(info["total_token_usage"].clone());
+                continue;
+            }
             if info.is_null() {
                 assert!(!types_at(&evs, n).contains(&"usage".to_owned()), "{name}:{n}: info null has no usage");
                 continue;
@@ -439,4 +446,116 @@ fn every_line_carries_its_own_timestamp() {
             }
         }
     }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Forked and subagent rollouts: the copied history of the parent
+// ------------------------------------------------------------------------------------------------
+
+const FORK: &str = "forked_subagent_copy";
+const FORK_PARENT: &str = "forked_subagent_parent";
+
+/// The fork's lines that are its parent's lines copied in (same `type` and `payload`; Codex
+/// re-stamps their `timestamp`), with their numbers in the fork.
+fn copied_lines() -> Vec<(u64, Value)> {
+    let parent: Vec<Value> = input(FORK_PARENT).into_iter().map(|(_, v)| json!([v["type"], v["payload"]])).collect();
+    input(FORK).into_iter().filter(|(_, v)| parent.contains(&json!([v["type"], v["payload"]]))).collect()
+}
+
+/// `total_token_usage` of a `token_count` payload as (input incl. cached, cached, output, reasoning).
+fn total_of(p: &Value) -> [u64; 4] {
+    let t = &p["info"]["total_token_usage"];
+    ["input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens"]
+        .map(|k| t[k].as_u64().unwrap_or_else(|| panic!("{k} in {p}")))
+}
+
+#[test]
+fn trap_forked_copied_token_counts_write_no_usage_and_no_rate_limit() {
+    let copied = copied_lines();
+    let copied_counts: Vec<u64> =
+        copied.iter().filter(|(_, v)| v["payload"]["type"] == "token_count").map(|(n, _)| *n).collect();
+    assert!(copied_counts.len() >= 2, "the fixture copies its parent's token_counts: {copied_counts:?}");
+    let evs = events(FORK);
+    for n in &copied_counts {
+        assert_eq!(types_at(&evs, *n), ["heartbeat"], "copied token_count at line {n}");
+    }
+    // The parent's own file does count them: the same lines there give usage and rate limits.
+    let parent = events(FORK_PARENT);
+    assert_eq!(of_type(&parent, "usage").len(), copied_counts.len());
+    assert!(!of_type(&parent, "rate_limit").is_empty());
+}
+
+#[test]
+fn trap_forked_copied_session_meta_does_not_switch_the_session() {
+    let lines = input(FORK);
+    let own = &lines[0].1["payload"];
+    let parent_id = own["forked_from_id"].as_str().expect("forked_from_id");
+    let copied_metas: Vec<u64> =
+        copied_lines().iter().filter(|(_, v)| v["type"] == "session_meta").map(|(n, _)| *n).collect();
+    assert_eq!(copied_metas.len(), 1, "the parent's session_meta is copied in");
+    let evs = events(FORK);
+    for n in &copied_metas {
+        assert_eq!(types_at(&evs, *n), ["heartbeat"], "copied session_meta at line {n}");
+    }
+    let started = only(&evs, "session_started");
+    assert_eq!(started["session_id"], own["id"]);
+    assert_eq!(started["parent_session_id"], parent_id);
+    // Every event after it, the fork's own turn included, is the fork's.
+    for e in evs.iter().filter(|e| e["type"] != "run_started" && e["type"] != "run_ended") {
+        assert_eq!(e["session_id"], own["id"], "{e}");
+    }
+}
+
+#[test]
+fn trap_forked_usage_is_the_last_running_total_minus_the_inherited_one() {
+    let copied = copied_lines();
+    let inherited = copied
+        .iter()
+        .rev()
+        .find(|(_, v)| v["payload"]["type"] == "token_count" && v["payload"]["info"].is_object())
+        .map(|(_, v)| total_of(&v["payload"]))
+        .expect("a copied token_count");
+    let last = payloads(FORK, "event_msg", Some("token_count"))
+        .iter()
+        .rev()
+        .find(|(_, p)| p["info"].is_object())
+        .map(|(_, p)| total_of(p))
+        .expect("a token_count");
+    let own: Vec<u64> = (0..4).map(|i| last[i] - inherited[i]).collect();
+    assert!(own.iter().all(|&x| x > 0) || own[3] == 0, "the fork did work of its own: {own:?}");
+    let evs = events(FORK);
+    let sum = |k: &str| of_type(&evs, "usage").iter().map(|u| u["usage"][k].as_u64().unwrap_or(0)).sum::<u64>();
+    // Codex's input includes the cached tokens; the contract's does not.
+    assert_eq!(sum("input") + sum("cache_read"), own[0]);
+    assert_eq!(sum("cache_read"), own[1]);
+    assert_eq!(sum("output"), own[2]);
+    assert_eq!(sum("reasoning"), own[3]);
+    // The fork's first token_count after the copy repeats the inherited total: no usage.
+    let first_own = payloads(FORK, "event_msg", Some("token_count"))
+        .into_iter()
+        .find(|(n, _)| !copied.iter().any(|(c, _)| c == n))
+        .expect("an own token_count");
+    assert_eq!(total_of(&first_own.1), inherited, "the fixture re-reports the inherited total first");
+    assert!(!types_at(&evs, first_own.0).contains(&"usage".to_owned()));
+    // …but its rate limits are the fork's own reading.
+    assert!(types_at(&evs, first_own.0).contains(&"rate_limit".to_owned()));
+}
+
+#[test]
+fn trap_running_total_without_last_token_usage_gives_what_it_grew_by() {
+    let tc = |at: &str, i: u64, c: u64, o: u64| {
+        format!(
+            r#"{{"timestamp":"{at}","type":"event_msg","payload":{{"type":"token_count","info":{{"total_token_usage":{{"input_tokens":{i},"cached_input_tokens":{c},"output_tokens":{o},"reasoning_output_tokens":0}}}}}}}}"#
+        )
+    };
+    let meta = r#"{"timestamp":"2026-07-02T10:00:00.000Z","type":"session_meta","payload":{"id":"s1"}}"#;
+    let input = [meta.to_owned(), tc("2026-07-02T10:00:02Z", 100, 40, 7), tc("2026-07-02T10:00:04Z", 250, 140, 9)];
+    let evs = common::run_stdin(&[], &(input.join("\n") + "\n"));
+    let u: Vec<&Value> = of_type(&evs, "usage");
+    assert_eq!(u.len(), 2, "{evs:?}");
+    assert_eq!(u[0]["usage"]["input"], 60);
+    assert_eq!(u[0]["usage"]["output"], 7);
+    // 250 − 100 prompt tokens, of which 140 − 40 cached.
+    assert_eq!((u[1]["usage"]["input"].as_u64(), u[1]["usage"]["cache_read"].as_u64()), (Some(50), Some(100)));
+    assert_eq!(u[1]["usage"]["output"], 2);
 }

@@ -404,3 +404,45 @@ fn help_names_the_price_table_date() {
     assert!(help.contains(agentnorm::prices::PRICES_DATE), "{help}");
     assert!(help.contains("list prices"));
 }
+
+/// `total_token_usage` of the last `token_count` of a rollout as the report's figures: (input
+/// without cached, cache_read, output, reasoning).
+fn last_rollout_total(path: &str) -> [u64; 4] {
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap();
+    let t = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter_map(|v| v["payload"]["info"]["total_token_usage"].as_object().cloned())
+        .next_back()
+        .expect("a token_count");
+    let g = |k: &str| t[k].as_u64().unwrap();
+    [
+        g("input_tokens") - g("cached_input_tokens"),
+        g("cached_input_tokens"),
+        g("output_tokens"),
+        g("reasoning_output_tokens"),
+    ]
+}
+
+fn figures(row: &Value) -> [u64; 4] {
+    ["input", "cache_read", "output", "reasoning"].map(|k| n(row, k).unwrap_or(0))
+}
+
+#[test]
+fn trap_forked_rollout_and_its_parent_are_not_double_counted() {
+    let parent = "fixtures/codex-rollout/forked_subagent_parent.jsonl";
+    let fork = "fixtures/codex-rollout/forked_subagent_copy.jsonl";
+    let (p, f) = (last_rollout_total(parent), last_rollout_total(fork));
+    let r = rows(&[parent, fork]);
+    assert_eq!(r.len(), 3, "{r:?}");
+    // The parent's row is its own running total; the fork's running total includes what it
+    // inherited from the parent, so the fork's row is the rest, and together they are the
+    // fork's running total — nothing counted twice.
+    assert_eq!(figures(&r[0]), p);
+    let own: Vec<u64> = (0..4).map(|i| f[i] - p[i]).collect();
+    assert_eq!(figures(&r[1]).to_vec(), own);
+    assert_eq!(figures(&r[2]), f, "totals");
+    // Either order of the inputs gives the same totals.
+    let r2 = rows(&[fork, parent]);
+    assert_eq!(figures(&r2[2]), f);
+}

@@ -30,13 +30,18 @@
 //!   names the model of the `usage` that follows (`Piece::Model`).
 //! - `session_meta` has no model; `parent_session_id` is the spawning thread of a subagent
 //!   (`source.subagent.thread_spawn.parent_thread_id`), else the session a fork came from
-//!   (`forked_from_id`).
+//!   (`forked_from_id`). Such a rollout opens with a copy of its ancestors' history (their
+//!   `session_meta`s and `token_count`s included, re-stamped in one burst): each line says what it
+//!   is to that copy ([`HistoryMark`]) and the fold keeps the copy's usage, rate limits and
+//!   session switches out (`normalize::HistoryCopy`).
+//! - A `token_count` with a running total but no `last_token_usage` gives what the total grew
+//!   by since the last one.
 //! - Codex 0.40 writes no `task_started` / `task_complete` (turns are implied; `turn_aborted` is
 //!   the only end marker); later versions do. A compaction writes a `compacted` line and a
 //!   `context_compacted` event: the first is the `compacted` event, the second a heartbeat.
 
 use super::codex::{error_diagnostic, shell_summary, token_count};
-use super::{Mapped, NO_ID, Piece, diagnostic, failure_kind, one_line, summary, tool_kind};
+use super::{HistoryMark, Mapped, NO_ID, Piece, diagnostic, failure_kind, one_line, summary, tool_kind};
 use crate::event::{Envelope, Event, FailureKind, Json, Level, Text, ToolKind, UnknownReason};
 use crate::frame::{Val, decode_embedded, with_embedded_object};
 
@@ -50,6 +55,7 @@ pub fn map(f: Val<'_>, m: &mut Mapped) {
         return m.unknown(UnknownReason::UnrecognizedFrame, None);
     };
     m.frame = ty.to_owned();
+    m.history = Some(HistoryMark::Other);
     let Some(p) = f.get("payload").filter(|p| p.is_object()) else {
         return m.unknown(UnknownReason::MalformedFrame, None);
     };
@@ -80,7 +86,9 @@ fn session_meta(p: Val<'_>, m: &mut Mapped) {
         .and_then(|v| v.str())
         .or_else(|| p.str_at("parent_thread_id"))
         .or_else(|| p.str_at("forked_from_id"))
+        .filter(|s| !s.is_empty())
         .map(str::to_owned);
+    m.history = Some(HistoryMark::SessionMeta { forked: parent.is_some() });
     m.push(Event::SessionStarted {
         env: Envelope::default(),
         model: p.string_at("model"),
@@ -125,6 +133,7 @@ fn event_msg(p: Val<'_>, m: &mut Mapped) {
             m.push(Event::Interrupt { env: Envelope::default(), reason });
         }
         "token_count" => {
+            m.history = Some(HistoryMark::TokenCount);
             let at = m.at.clone();
             token_count(p, at.as_deref(), m);
         }

@@ -133,6 +133,29 @@ pub struct Mapped {
     pub frame: String,
     /// Set when the frame is not understood.
     pub unknown: Option<UnknownReason>,
+    /// The line's part in the history a forked or subagent rollout copies from its parent
+    /// (`codex-rollout` lines only; the fold decides where the copy ends).
+    pub history: Option<HistoryMark>,
+}
+
+/// What a rollout line is to the fold's recognition of copied history.
+///
+/// A forked or subagent rollout opens with its own `session_meta` (naming `forked_from_id` or
+/// the spawning thread), then Codex copies its ancestors' history into the file in one burst —
+/// their `session_meta`s and `token_count`s included — and seeds the fork's running total from
+/// it. The fold writes no usage, rate limit or session switch for the copy (see
+/// [`crate::normalize::Fold`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HistoryMark {
+    /// A `session_meta`; `forked` when it names a parent (a fork or a subagent).
+    SessionMeta {
+        /// The session names a parent it was forked or spawned from.
+        forked: bool,
+    },
+    /// A `token_count`.
+    TokenCount,
+    /// Any other rollout line.
+    Other,
 }
 
 impl Mapped {
