@@ -153,6 +153,38 @@ pub struct Usage {
     pub context: Option<u64>,
 }
 
+/// Extension: one model's counters from Claude's `result.modelUsage`, in the §4 vocabulary.
+///
+/// Claude Code keeps them per process, summed over every turn it ran (subagents and auxiliary
+/// calls included): a model that disappears or a counter that goes down means a new process.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ModelUsage {
+    /// Prompt tokens neither read from nor written to the cache (`inputTokens`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<u64>,
+    /// Prompt tokens read from the cache (`cacheReadInputTokens`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_read: Option<u64>,
+    /// Prompt tokens written to the cache (`cacheCreationInputTokens`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_write: Option<u64>,
+    /// Generated tokens (`outputTokens`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<u64>,
+    /// Web searches (`webSearchRequests`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub web_search_requests: Option<u64>,
+    /// Cost in USD the CLI reported for the model (`costUSD`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+    /// The model's context window (`contextWindow`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_window: Option<u64>,
+    /// The model's output limit (`maxOutputTokens`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_output_tokens: Option<u64>,
+}
+
 impl Usage {
     /// True when no figure at all was reported.
     pub fn is_empty(&self) -> bool {
@@ -623,6 +655,10 @@ events! {
         /// Why the model stopped.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         stop_reason: Option<String>,
+        /// Extension: the per-model counters the CLI reported (Claude `result.modelUsage`, a
+        /// running total for the process), by model name.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        model_usage: Option<BTreeMap<String, ModelUsage>>,
     }
     /// A turn failed.
     TurnFailed {
@@ -643,6 +679,9 @@ events! {
         /// Duration the CLI reported.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         duration_ms: Option<u64>,
+        /// Extension: the per-model counters the CLI reported, as on `turn_completed`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        model_usage: Option<BTreeMap<String, ModelUsage>>,
     }
     /// A rate-limit window's reading.
     RateLimit {

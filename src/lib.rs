@@ -45,6 +45,6 @@ pub mod time;
 pub mod usage;
 
 pub use coalesce::Coalescer;
-pub use event::{Dialect, Envelope, Event, Json, Text, Usage};
+pub use event::{Dialect, Envelope, Event, Json, ModelUsage, Text, Usage};
 pub use normalize::{Decoded, Fold, Normalizer, Options, Summary, TypeFilter, decode};
 pub use sink::{NdjsonSink, Sink};

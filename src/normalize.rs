@@ -416,6 +416,7 @@ impl Steps {
             num_turns: None,
             result: None,
             stop_reason,
+            model_usage: None,
         }
     }
 }

@@ -11,7 +11,10 @@
 //!    totals, and Claude's `total_cost_usd`, which is a running total for the process (the
 //!    corpus captures `three-turns-one-process` and `manual-compaction` report 0.0103, 0.0200,
 //!    0.0297, … while each turn costs about 0.0097). A total lower than the last one starts a new
-//!    counter (a new process).
+//!    counter (a new process), and so does a `model_usage` (Claude `result.modelUsage`, per-model
+//!    running totals) in which a model of the last one is missing or a counter went down, even
+//!    when the total still went up (`three-turns-one-process` line 18: 0.0103 → 0.0123, the
+//!    haiku model gone and sonnet's `outputTokens` 4 → 3: the new process's own 0.0123).
 //! 2. One [`Report`] folds every input's turns in input order (deterministic whatever the thread
 //!    count): a request whose `(session_id, message_id)` was already counted (transcript extracts
 //!    copy lines of the full session; a sidechain replays its parent's message) is not counted
@@ -51,7 +54,7 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-use crate::event::{Dialect, Event, Usage, UsageScope};
+use crate::event::{Dialect, Event, ModelUsage, Usage, UsageScope};
 use crate::prices;
 use crate::sink::Sink;
 use crate::usage::{self, add};
@@ -95,6 +98,8 @@ struct SessionState {
     open: Option<usize>,
     last_total: Option<Usage>,
     last_cost: Option<f64>,
+    /// The per-model counters of the last turn end (Claude `modelUsage`).
+    last_models: Option<BTreeMap<String, ModelUsage>>,
 }
 
 /// What one input contributed, before the dedupe across inputs: its turns in order.
@@ -141,7 +146,14 @@ impl Collector {
         self.turns.len() - 1
     }
 
-    fn end_turn(&mut self, ev: &Event, usage: Option<Usage>, scope: Option<UsageScope>, cost: Option<f64>) {
+    fn end_turn(
+        &mut self,
+        ev: &Event,
+        usage: Option<Usage>,
+        scope: Option<UsageScope>,
+        cost: Option<f64>,
+        models: Option<&BTreeMap<String, ModelUsage>>,
+    ) {
         let env = ev.env();
         let i = self.open_turn(&env.session_id);
         let st = self.sessions.entry(env.session_id.clone()).or_default();
@@ -156,11 +168,18 @@ impl Collector {
             }
             (u, _) => u,
         };
+        let claude = st.dialect == Some(Dialect::Claude) || env.dialect == Some(Dialect::Claude);
         let cost = match cost {
-            // Claude's total_cost_usd is the process's running total.
-            Some(c) if st.dialect == Some(Dialect::Claude) || env.dialect == Some(Dialect::Claude) => {
+            // Claude's total_cost_usd is the process's running total. A new process starts it
+            // over: the total goes down, or (when it still went up) a model's counter went down
+            // or a model disappeared from modelUsage. Then the total is the turn's, whole.
+            Some(c) if claude => {
+                let restarted = match (&st.last_models, models) {
+                    (Some(before), Some(now)) => usage::restarted(before, now),
+                    _ => false,
+                };
                 let delta = match st.last_cost {
-                    Some(prev) if c >= prev => c - prev,
+                    Some(prev) if c >= prev && !restarted => c - prev,
                     _ => c,
                 };
                 st.last_cost = Some(c);
@@ -168,6 +187,9 @@ impl Collector {
             }
             c => c,
         };
+        if claude {
+            st.last_models = models.cloned();
+        }
         st.open = None;
         let (model, last_at) = (st.model.clone(), st.last_at.clone());
         let turn = &mut self.turns[i];
@@ -214,9 +236,9 @@ impl Sink for Collector {
                     subagent,
                 });
             }
-            Event::TurnCompleted { usage, usage_scope, cost_usd, .. }
-            | Event::TurnFailed { usage, usage_scope, cost_usd, .. } => {
-                self.end_turn(ev, *usage, *usage_scope, *cost_usd);
+            Event::TurnCompleted { usage, usage_scope, cost_usd, model_usage, .. }
+            | Event::TurnFailed { usage, usage_scope, cost_usd, model_usage, .. } => {
+                self.end_turn(ev, *usage, *usage_scope, *cost_usd, model_usage.as_ref());
             }
             _ => {}
         }

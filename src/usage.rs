@@ -5,7 +5,9 @@
 //! zero) are written once and tested once. Adapters call these functions; they never add up
 //! counters themselves.
 
-use crate::event::Usage;
+use std::collections::BTreeMap;
+
+use crate::event::{ModelUsage, Usage};
 use crate::frame::Val;
 
 /// Claude's `usage` object (`input_tokens`, `cache_read_input_tokens`,
@@ -107,6 +109,49 @@ pub fn cursor(u: Val<'_>) -> Usage {
         reasoning: None,
         context: None,
     }
+}
+
+/// Claude's `result.modelUsage` (`{model: {inputTokens, outputTokens, cacheReadInputTokens,
+/// cacheCreationInputTokens, webSearchRequests, costUSD, contextWindow, maxOutputTokens}}`; older
+/// CLIs wrote the snake_case `input_tokens`, …): `None` when no model has a figure.
+pub fn claude_model_usage(v: Val<'_>) -> Option<BTreeMap<String, ModelUsage>> {
+    let u = |m: Val<'_>, camel: &str, snake: &str| m.u64_at(camel).or_else(|| m.u64_at(snake));
+    let models: BTreeMap<String, ModelUsage> = v
+        .entries()?
+        .into_iter()
+        .filter(|(_, m)| m.is_object())
+        .map(|(name, m)| {
+            let mu = ModelUsage {
+                input: u(m, "inputTokens", "input_tokens"),
+                cache_read: u(m, "cacheReadInputTokens", "cache_read_input_tokens"),
+                cache_write: u(m, "cacheCreationInputTokens", "cache_creation_input_tokens"),
+                output: u(m, "outputTokens", "output_tokens"),
+                web_search_requests: u(m, "webSearchRequests", "web_search_requests"),
+                cost_usd: m.f64_at("costUSD").or_else(|| m.f64_at("cost_usd")).filter(|c| c.is_finite() && *c >= 0.0),
+                context_window: u(m, "contextWindow", "context_window"),
+                max_output_tokens: u(m, "maxOutputTokens", "max_output_tokens"),
+            };
+            (name.to_owned(), mu)
+        })
+        .filter(|(_, mu)| *mu != ModelUsage::default())
+        .collect();
+    (!models.is_empty()).then_some(models)
+}
+
+/// Whether per-model running totals (`modelUsage`) started over between two readings of one
+/// process's counters: a model of `before` is missing from `now`, or one of its counters went
+/// down. The total cost may still have gone up, so only this tells a new process from a new turn.
+pub fn restarted(before: &BTreeMap<String, ModelUsage>, now: &BTreeMap<String, ModelUsage>) -> bool {
+    before.iter().any(|(name, b)| {
+        let Some(n) = now.get(name) else { return true };
+        let down = |x: Option<u64>, y: Option<u64>| matches!((x, y), (Some(x), Some(y)) if y < x);
+        down(b.input, n.input)
+            || down(b.cache_read, n.cache_read)
+            || down(b.cache_write, n.cache_write)
+            || down(b.output, n.output)
+            || down(b.web_search_requests, n.web_search_requests)
+            || matches!((b.cost_usd, n.cost_usd), (Some(x), Some(y)) if y < x)
+    })
 }
 
 /// The sum of two usages, figure by figure (absent only where both are).

@@ -446,3 +446,86 @@ fn trap_forked_rollout_and_its_parent_are_not_double_counted() {
     let r2 = rows(&[fork, parent]);
     assert_eq!(figures(&r2[2]), f);
 }
+
+/// A Claude `result` with a `modelUsage` of `(model, inputTokens, outputTokens, costUSD)`.
+fn claude_result_models(sid: &str, cost: f64, models: &[(&str, u64, u64, f64)]) -> String {
+    let mu: Vec<String> = models
+        .iter()
+        .map(|(m, i, o, c)| {
+            format!(
+                r#""{m}":{{"inputTokens":{i},"outputTokens":{o},"cacheReadInputTokens":0,"cacheCreationInputTokens":0,"webSearchRequests":0,"costUSD":{c},"contextWindow":200000}}"#
+            )
+        })
+        .collect();
+    let mut r = claude_result(sid, cost, 1, 1);
+    r.pop();
+    format!(r#"{r},"modelUsage":{{{}}}}}"#, mu.join(","))
+}
+
+/// The reported cost of a one-session Claude stream made of `results`.
+fn claude_cost(results: &[String]) -> Option<f64> {
+    let d = tempfile::tempdir().unwrap();
+    let mut s = vec![claude_init("c1", "claude-sonnet-5")];
+    s.extend_from_slice(results);
+    let f = write(d.path(), "run.jsonl", &(s.join("\n") + "\n"));
+    let r = rows(&[&f]);
+    assert_eq!(r[0]["cost_source"], "reported", "{}", r[0]);
+    cost(&r[0])
+}
+
+#[test]
+fn trap_claude_cost_counter_restart_with_a_model_gone_counts_the_total_whole() {
+    // As corpus three-turns-one-process: two turns of one process (haiku + sonnet, running
+    // totals; the second interrupted, so unchanged), then a new process whose total (sonnet
+    // only) is still above the last one.
+    let (h, s1, s3) = (0.000592, 0.0097209, 0.0123081);
+    let first = claude_result_models("c1", h + s1, &[("claude-haiku-4-5", 527, 13, h), ("claude-sonnet-5", 2, 4, s1)]);
+    let results = [first.clone(), first, claude_result_models("c1", s3, &[("claude-sonnet-5", 2, 3, s3)])];
+    assert!(s3 > h + s1, "the restarted total still went up");
+    // First process: its last running total; second: its own total, whole.
+    let want = (h + s1) + s3;
+    let got = claude_cost(&results);
+    assert!(close(got, want), "{got:?} != {want} (the difference would give {s3})");
+}
+
+#[test]
+fn trap_claude_cost_counter_restart_with_a_counter_down_counts_the_total_whole() {
+    // Same models, total up, but sonnet's output counter went down: a new process.
+    let results = [
+        claude_result_models("c1", 0.010, &[("claude-sonnet-5", 2, 40, 0.010)]),
+        claude_result_models("c1", 0.012, &[("claude-sonnet-5", 3, 12, 0.012)]),
+    ];
+    assert!(close(claude_cost(&results), 0.022));
+    // Counters all up (or equal): the same process, the difference.
+    let results = [
+        claude_result_models("c1", 0.010, &[("claude-sonnet-5", 2, 40, 0.010)]),
+        claude_result_models("c1", 0.012, &[("claude-sonnet-5", 2, 41, 0.012)]),
+    ];
+    assert!(close(claude_cost(&results), 0.012));
+}
+
+#[test]
+fn claude_model_usage_is_written_per_model_in_snake_case() {
+    let line =
+        claude_result_models("c1", 0.01, &[("claude-sonnet-5", 2, 4, 0.0097), ("claude-haiku-4-5", 527, 13, 0.0006)]);
+    let old = r#"{"type":"result","subtype":"success","is_error":false,"session_id":"c2","total_cost_usd":0.001,"usage":{"input_tokens":40,"output_tokens":12},"modelUsage":{"claude-sonnet-4-5":{"input_tokens":40,"output_tokens":12,"service_tier":"standard"}}}"#;
+    let d = tempfile::tempdir().unwrap();
+    let f = write(d.path(), "run.jsonl", &format!("{line}\n{old}\n"));
+    let out = bin().args(["--no-observed-at", &f]).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let ends: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["type"] == "turn_completed")
+        .collect();
+    assert_eq!(ends.len(), 2);
+    let mu = &ends[0]["model_usage"];
+    assert_eq!(mu["claude-haiku-4-5"]["input"], 527);
+    assert_eq!(mu["claude-haiku-4-5"]["output"], 13);
+    assert_eq!(mu["claude-sonnet-5"]["cost_usd"], 0.0097);
+    assert_eq!(mu["claude-sonnet-5"]["context_window"], 200000);
+    assert_eq!(mu["claude-sonnet-5"]["cache_read"], 0, "reported zeros stay");
+    assert!(mu["claude-sonnet-5"].get("max_output_tokens").is_none(), "absent stays absent");
+    // The older snake_case shape.
+    assert_eq!(ends[1]["model_usage"]["claude-sonnet-4-5"], serde_json::json!({"input": 40, "output": 12}));
+}

@@ -308,6 +308,7 @@ fn result(f: Val<'_>, m: &mut Mapped) {
     let usage = f.get("usage").map(usage::claude).and_then(usage::non_empty);
     let cost_usd = f.f64_at("total_cost_usd");
     let duration_ms = f.u64_at("duration_ms");
+    let model_usage = f.get("modelUsage").and_then(usage::claude_model_usage);
     if !failed {
         m.push(Event::TurnCompleted {
             env: Envelope::default(),
@@ -318,6 +319,7 @@ fn result(f: Val<'_>, m: &mut Mapped) {
             num_turns: f.u64_at("num_turns"),
             result: f.text_at("result"),
             stop_reason: f.string_at("stop_reason"),
+            model_usage,
         });
         return;
     }
@@ -348,6 +350,7 @@ fn result(f: Val<'_>, m: &mut Mapped) {
         usage_scope: None,
         cost_usd,
         duration_ms,
+        model_usage,
     });
 }
 

@@ -164,6 +164,7 @@ fn api_error(f: Val<'_>, msg: Val<'_>, m: &mut Mapped) {
         usage_scope: None,
         cost_usd: None,
         duration_ms: None,
+        model_usage: None,
     });
 }
 

@@ -43,6 +43,7 @@ pub fn map(f: Val<'_>, m: &mut Mapped) {
             num_turns: None,
             result: None,
             stop_reason: None,
+            model_usage: None,
         }),
         "turn.failed" => {
             let error = f
@@ -60,6 +61,7 @@ pub fn map(f: Val<'_>, m: &mut Mapped) {
                 usage,
                 cost_usd: None,
                 duration_ms: None,
+                model_usage: None,
             });
         }
         "error" => m.push(error_diagnostic(f.str_at("message").unwrap_or("error").to_owned())),

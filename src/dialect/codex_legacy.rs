@@ -131,6 +131,7 @@ pub fn map(f: Val<'_>, m: &mut Mapped) {
             num_turns: None,
             result: msg.text_at("last_agent_message").filter(|t| !t.is_empty()),
             stop_reason: None,
+            model_usage: None,
         }),
         "error" => {
             let Some(error) = msg.string_at("message") else {
@@ -144,6 +145,7 @@ pub fn map(f: Val<'_>, m: &mut Mapped) {
                 usage_scope: None,
                 cost_usd: None,
                 duration_ms: None,
+                model_usage: None,
             });
         }
         "stream_error" => {

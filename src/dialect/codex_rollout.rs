@@ -180,6 +180,7 @@ fn task_complete(p: Val<'_>, m: &mut Mapped) {
             usage_scope: None,
             cost_usd: None,
             duration_ms,
+            model_usage: None,
         });
         return;
     }
@@ -192,6 +193,7 @@ fn task_complete(p: Val<'_>, m: &mut Mapped) {
         num_turns: None,
         result: p.text_at("last_agent_message").filter(|t| !t.is_empty()),
         stop_reason: None,
+        model_usage: None,
     });
 }
 

@@ -191,6 +191,7 @@ fn result(f: Val<'_>, m: &mut Mapped) {
             num_turns: None,
             result: f.text_at("result"),
             stop_reason: None,
+            model_usage: None,
         });
         return;
     }
@@ -217,6 +218,7 @@ fn result(f: Val<'_>, m: &mut Mapped) {
         usage_scope: None,
         cost_usd: None,
         duration_ms,
+        model_usage: None,
     });
 }
 

@@ -176,6 +176,7 @@ fn result(f: Val<'_>, m: &mut Mapped) {
                 num_turns: None,
                 result: None,
                 stop_reason: None,
+                model_usage: None,
             });
         }
         "error" => {
@@ -224,6 +225,7 @@ fn turn_failed(err: Option<Val<'_>>, usage: Option<crate::event::Usage>, duratio
         usage_scope: None,
         cost_usd: None,
         duration_ms,
+        model_usage: None,
     }
 }
 
@@ -296,6 +298,7 @@ fn json_output(f: Val<'_>, m: &mut Mapped) {
             num_turns: None,
             result: response.filter(|t: &Text| !t.is_empty()),
             stop_reason: f.string_at("finish_reason"),
+            model_usage: None,
         }),
     }
 }

@@ -162,5 +162,6 @@ fn error(f: Val<'_>, m: &mut Mapped) {
         usage_scope: None,
         cost_usd: None,
         duration_ms: None,
+        model_usage: None,
     });
 }
