@@ -240,10 +240,11 @@ pub struct Fold {
 
 /// A forked or subagent rollout's copy of its ancestors' history, being read.
 ///
-/// Codex writes the copy in one burst right after the fork's own `session_meta`; the fork's first
-/// own `token_count` comes only after a real model request. So the copy ends at the first
-/// `token_count` or `session_meta` written one second or more after the last copied line (the
-/// rule ccusage and t3code use). Inside it a `token_count` writes no `usage` and no `rate_limit`
+/// Codex writes the copy in one burst right after the fork's own `session_meta` (each line less
+/// than a second after the one before); the fork's first own `token_count` comes only after a
+/// real model request. So the copy ends at the first `token_count` or `session_meta` written one
+/// second or more after the burst's last line (the rule ccusage and t3code use). Lines written
+/// a second or more after the burst do not extend it. Inside it a `token_count` writes no `usage` and no `rate_limit`
 /// (its running total is kept: it is what the fork inherited, so the fork's first own
 /// `token_count` yields only its own increment), and a `session_meta` switches no session (a
 /// `heartbeat`).
@@ -571,11 +572,12 @@ impl Fold {
         let Some(mark) = m.history else { return false };
         let at_ms = at.and_then(crate::time::parse_rfc3339_ms);
         if let Some(copy) = &mut self.copy {
-            let ends = matches!(mark, HistoryMark::SessionMeta { .. } | HistoryMark::TokenCount)
-                && at_ms.is_some_and(|t| t.saturating_sub(copy.last_ms) >= COPY_GAP_MS);
-            if !ends {
-                // A line without a time cannot be shown to be later: it stays in the copy.
-                if let Some(t) = at_ms {
+            // A line without a time cannot be shown to be later: it stays in the copy.
+            let later = at_ms.is_some_and(|t| t.saturating_sub(copy.last_ms) >= COPY_GAP_MS);
+            if !(later && matches!(mark, HistoryMark::SessionMeta { .. } | HistoryMark::TokenCount)) {
+                // Only the burst moves its end: a later line of the fork's own (a prompt typed a
+                // minute on) must not make the `token_count` right after it look copied.
+                if let Some(t) = at_ms.filter(|_| !later) {
                     copy.last_ms = copy.last_ms.max(t);
                 }
                 return true;

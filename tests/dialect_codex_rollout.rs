@@ -537,7 +537,10 @@ fn trap_forked_usage_is_the_last_running_total_minus_the_inherited_one() {
         .expect("an own token_count");
     assert_eq!(total_of(&first_own.1), inherited, "the fixture re-reports the inherited total first");
     assert!(!types_at(&evs, first_own.0).contains(&"usage".to_owned()));
-    // …but its rate limits are the fork's own reading.
+    // …but its rate limits are the fork's own reading, though it came right after the fork's
+    // own prompt (typed long after the burst): only the burst's lines extend the copy.
+    let prompt = payloads(FORK, "event_msg", Some("user_message")).last().map(|(n, _)| *n).expect("a prompt");
+    assert_eq!(prompt + 1, first_own.0, "the fixture's own token_count follows its prompt");
     assert!(types_at(&evs, first_own.0).contains(&"rate_limit".to_owned()));
 }
 
