@@ -91,7 +91,8 @@ impl Builder {
             }
             Md::InlineMath(t) | Md::DisplayMath(t) => self.text(SpanKind::Code, &t),
             Md::FootnoteReference(t) => self.text(SpanKind::Meta, &format!("[^{t}]")),
-            Md::SoftBreak => self.text(SpanKind::Prose, " "),
+            // Agents mean their line breaks (as GitHub comments read them).
+            Md::SoftBreak => self.end_line(),
             Md::HardBreak => self.end_line(),
             Md::Rule => {
                 self.end_line();

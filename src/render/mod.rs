@@ -321,6 +321,8 @@ impl Block {
 /// The figures a turn's footer shows.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Footer {
+    /// Whether this footer ends a turn (else it shows figures left at the end of the input).
+    pub turn_end: bool,
     /// Whether the turn failed.
     pub failed: bool,
     /// The turn's usage (the session's so far when `session_scope`).
@@ -502,6 +504,8 @@ pub struct Renderer {
     /// Depth of the blocks inside each task call (its id → depth).
     task_depth: HashMap<String, usize>,
     turn: Turn,
+    /// The latest plan, for the headline of a plan call completed after its own update.
+    last_plan: Option<Vec<PlanItem>>,
 }
 
 /// At most this many task calls are remembered for nesting and running calls for completion.
@@ -518,6 +522,7 @@ impl Renderer {
             shown: HashMap::new(),
             task_depth: HashMap::new(),
             turn: Turn::default(),
+            last_plan: None,
         }
     }
 
@@ -585,7 +590,7 @@ impl Renderer {
                 }
                 self.reasoning.text.push_str(&text.as_str());
             }
-            Event::ToolStarted { env, tool_id, name, kind, input, summary, .. } => {
+            Event::ToolStarted { env, tool_id, name, kind, input, summary, synthetic } => {
                 self.flush_text(out);
                 self.flush_reasoning(out);
                 // A subagent's call: its task is shown running before it.
@@ -612,7 +617,9 @@ impl Renderer {
                 };
                 let mut block = Block::new(BlockKind::Tool, depth, ev, Vec::new());
                 block.tool = Some(call);
-                let started_ms = env.at.as_deref().and_then(crate::time::parse_rfc3339_ms);
+                // A call made up from a result has no start time of its own.
+                let started_ms =
+                    env.at.as_deref().and_then(crate::time::parse_rfc3339_ms).filter(|_| *synthetic != Some(true));
                 self.held.push(Held { block, extra: Vec::new(), plan: None, started_ms, done: false });
             }
             Event::ToolCompleted { env, tool_id, name, kind, ok, output, exit_code, error, duration_ms } => {
@@ -622,9 +629,11 @@ impl Renderer {
                     call.outcome = if *ok { Outcome::Ok } else { Outcome::Failed };
                     call.exit_code = *exit_code;
                     call.error = error.as_deref().map(clean);
+                    // Timestamps that are equal say nothing about a duration (rollouts stamp a
+                    // call and its output alike).
                     call.duration_ms = duration_ms.or_else(|| {
                         let (s, e) = (started_ms?, ended_ms?);
-                        u64::try_from(e - s).ok()
+                        u64::try_from(e - s).ok().filter(|d| *d > 0)
                     });
                     call.result_line = env.line;
                     call.output =
@@ -670,13 +679,20 @@ impl Renderer {
                 };
                 complete(&mut call, started_ms);
                 let mut block = Block::new(BlockKind::Tool, depth, ev, Vec::new());
-                block.lines = tool_lines(&call, Vec::new(), None);
+                let plan = self.last_plan.as_deref().filter(|_| call.kind == Some(ToolKind::Plan));
+                block.lines = tool_lines(&call, Vec::new(), plan);
                 block.tool = Some(call);
                 out.push(block);
             }
             Event::PlanUpdated { env, items } => {
+                self.last_plan = Some(items.clone());
                 let lines = plan_lines(items);
-                if let Some(h) = self.held.iter_mut().rev().find(|h| h.block.line == env.line && env.line.is_some()) {
+                let made_by = |h: &Held| {
+                    env.line.is_some()
+                        && (h.block.line == env.line
+                            || h.block.tool.as_ref().is_some_and(|t| t.result_line == env.line && h.plan.is_none()))
+                };
+                if let Some(h) = self.held.iter_mut().rev().find(|h| made_by(h)) {
                     h.extra.extend(lines);
                     h.plan = Some(items.clone());
                     return;
@@ -685,11 +701,16 @@ impl Renderer {
                 let mut all = vec![Line {
                     wrap: Wrap::Clip,
                     ..Line::new(vec![
+                        Span::new(SpanKind::Meta, "☰ "),
                         Span::new(SpanKind::Activity(ToolKind::Plan), "Plan"),
-                        Span::new(SpanKind::Meta, format!("  {}", plan_progress(items))),
+                        Span::new(SpanKind::Meta, "  "),
+                        Span::new(SpanKind::Target, plan_progress(items)),
                     ])
                 }];
-                all.extend(lines);
+                all.extend(lines.into_iter().map(|mut l| {
+                    l.prefix.insert(0, Span::new(SpanKind::Bullet, "    "));
+                    l
+                }));
                 out.push(Block::new(BlockKind::Plan, depth, ev, all));
             }
             Event::NeedsInput { env, prompt, questions } => {
@@ -705,7 +726,9 @@ impl Renderer {
                 self.settle(out);
                 let mut spans = vec![Span::new(SpanKind::Meta, "● session ")];
                 spans.push(Span::new(SpanKind::Meta, clean(env.session_id.as_deref().unwrap_or("?"))));
-                for (label, v) in [("", model), ("", cwd), ("v", cli_version), ("from ", parent_session_id)] {
+                let cli = env.dialect.map(|d| d.as_str()).unwrap_or("cli");
+                let version = cli_version.as_ref().map(|v| format!("{cli} {v}"));
+                for (label, v) in [("", model), ("", &version), ("from ", parent_session_id), ("", cwd)] {
                     if let Some(v) = v {
                         spans.push(Span::new(SpanKind::Meta, format!(" · {label}{}", clean(v))));
                     }
@@ -785,13 +808,14 @@ impl Renderer {
                     Level::Error => "✗",
                 };
                 let mut spans = vec![
-                    Span::new(SpanKind::Diagnostic(*level), format!("{mark} {}", clean(code))),
-                    Span::new(SpanKind::Prose, format!("  {}", clean(message))),
+                    Span::new(SpanKind::Diagnostic(*level), clean(code)),
+                    Span::new(SpanKind::Prose, format!("  {}", clean_lines(message).join(" "))),
                 ];
                 if *count > 1 {
                     spans.push(Span::new(SpanKind::Meta, format!(" (×{count})")));
                 }
-                out.push(Block::new(BlockKind::Diagnostic, depth, ev, vec![Line::new(spans)]));
+                let prefix = vec![Span::new(SpanKind::Diagnostic(*level), format!("{mark} "))];
+                out.push(Block::new(BlockKind::Diagnostic, depth, ev, vec![Line { prefix, ..Line::new(spans) }]));
             }
             Event::Unknown { env, reason, sample, .. } => {
                 self.settle(out);
@@ -952,9 +976,18 @@ impl Renderer {
 
     /// Emits the held calls that have their result, up to the first that has not.
     fn emit_done_prefix(&mut self, out: &mut Vec<Block>) {
-        let n = self.held.iter().take_while(|h| h.done).count();
+        let mut n = self.held.iter().take_while(|h| h.done).count();
+        // A plan call without its plan waits for the next event: some CLIs send the plan with
+        // the result.
+        if n == self.held.len()
+            && let Some(last) = self.held.last()
+            && last.plan.is_none()
+            && last.block.tool.as_ref().is_some_and(|t| t.kind == Some(ToolKind::Plan))
+        {
+            n -= 1;
+        }
         for h in self.held.drain(..n) {
-            out.push(finish_held(h));
+            out.push(finish_held(h, self.last_plan.as_deref()));
         }
     }
 
@@ -970,7 +1003,7 @@ impl Renderer {
                     Shown { call: call.clone(), depth: h.block.depth, started_ms: h.started_ms },
                 );
             }
-            out.push(finish_held(h));
+            out.push(finish_held(h, self.last_plan.as_deref()));
         }
     }
 
@@ -988,6 +1021,7 @@ impl Renderer {
     ) {
         let turn = std::mem::take(&mut self.turn);
         let footer = Footer {
+            turn_end: true,
             failed,
             usage: usage.or(turn.usage),
             session_scope: usage.is_some() && scope == Some(UsageScope::Session),
@@ -998,6 +1032,15 @@ impl Renderer {
             num_turns,
             rate_limits: turn.rate_limits,
         };
+        let empty = footer.usage.is_none()
+            && footer.duration_ms.is_none()
+            && footer.cost_usd.is_none()
+            && footer.rate_limits.is_empty()
+            && footer.requests == 0;
+        if failed && empty {
+            // The failure block says it all.
+            return;
+        }
         let mut block = Block::new(BlockKind::Footer, self.depth_of(ev), ev, vec![footer_line(&footer)]);
         block.footer = Some(footer);
         out.push(block);
@@ -1018,9 +1061,12 @@ fn shown_lines(kind: Option<ToolKind>, outcome: Outcome, total: usize, fold: usi
     if total <= fold.saturating_add(1) { total } else { fold }
 }
 
-fn finish_held(mut h: Held) -> Block {
+/// A held call's block, its lines laid out; a plan call that set no plan of its own is headed
+/// by the latest plan.
+fn finish_held(mut h: Held, last_plan: Option<&[PlanItem]>) -> Block {
     if let Some(call) = &h.block.tool {
-        h.block.lines = tool_lines(call, std::mem::take(&mut h.extra), h.plan.as_deref());
+        let plan = h.plan.as_deref().or(last_plan.filter(|_| call.kind == Some(ToolKind::Plan)));
+        h.block.lines = tool_lines(call, std::mem::take(&mut h.extra), plan);
     }
     h.block
 }
@@ -1197,8 +1243,7 @@ fn paragraph_cut(text: &str) -> Option<usize> {
 fn footer_line(f: &Footer) -> Line {
     let mut parts: Vec<Span> = Vec::new();
     let sep = |parts: &mut Vec<Span>| parts.push(Span::new(SpanKind::Meta, " · "));
-    let turn_end = f.failed || f.duration_ms.is_some() || f.num_turns.is_some() || f.cost_usd.is_some();
-    let label = match (f.failed, turn_end, f.usage.is_some()) {
+    let label = match (f.failed, f.turn_end, f.usage.is_some()) {
         (true, _, _) => "turn failed",
         (false, true, _) => "turn done",
         (false, false, true) => "usage",

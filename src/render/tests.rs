@@ -207,8 +207,8 @@ fn a_plan_set_by_a_call_is_its_checklist() {
     assert_eq!(blocks.len(), 2);
     assert_eq!(blocks[0].plain(), "✓ Plan  1/3 done\n    [x] Read\n    [~] Port\n    [ ] Test\n");
     assert_eq!(blocks[1].kind, BlockKind::Plan);
-    assert_eq!(blocks[1].plain(), "Plan  1/3 done\n[x] Read\n[~] Port\n[ ] Test\n");
-    let marker = &blocks[1].lines[2].prefix[0];
+    assert_eq!(blocks[1].plain(), "☰ Plan  1/3 done\n    [x] Read\n    [~] Port\n    [ ] Test\n");
+    let marker = &blocks[1].lines[2].prefix[1];
     assert_eq!(marker.kind, SpanKind::PlanMarker(PlanStatus::InProgress));
 }
 
