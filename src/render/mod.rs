@@ -881,16 +881,27 @@ impl Renderer {
 
     /// A live view has nothing more to read for now: appends tool calls still waiting for their
     /// result (as [`Outcome::Running`]; their results come later in a block with
-    /// [`ToolCall::resumed`]) and the finished paragraphs of the text being gathered.
+    /// [`ToolCall::resumed`]) and the finished paragraphs of the text or reasoning being
+    /// gathered (a paragraph still being written stays held: Markdown is parsed whole).
     pub fn flush(&mut self, out: &mut Vec<Block>) {
-        self.flush_reasoning(out);
         // Only whole paragraphs outside a code fence: Markdown is parsed per block.
-        if let Some(cut) = paragraph_cut(&self.text.text) {
-            let rest = self.text.text.split_off(cut);
-            let first = self.text_first_for_rest();
-            self.flush_text(out);
-            if !rest.trim().is_empty() {
-                self.text = Pending { text: rest, ..first };
+        for reasoning in [true, false] {
+            let pending = if reasoning { &mut self.reasoning } else { &mut self.text };
+            let Some(cut) = paragraph_cut(&pending.text) else { continue };
+            let rest = Pending {
+                text: pending.text.split_off(cut),
+                message_id: pending.message_id.clone(),
+                first: pending.first.clone(),
+                depth: pending.depth,
+            };
+            if reasoning {
+                self.flush_reasoning(out);
+            } else {
+                self.flush_text(out);
+            }
+            let pending = if reasoning { &mut self.reasoning } else { &mut self.text };
+            if !rest.text.trim().is_empty() {
+                *pending = rest;
             }
         }
         self.flush_held(out);
@@ -920,15 +931,6 @@ impl Renderer {
                 footer: Some(footer),
             };
             out.push(block);
-        }
-    }
-
-    fn text_first_for_rest(&self) -> Pending {
-        Pending {
-            text: String::new(),
-            message_id: self.text.message_id.clone(),
-            first: self.text.first.clone(),
-            depth: self.text.depth,
         }
     }
 
