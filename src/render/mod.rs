@@ -257,7 +257,8 @@ pub struct ToolCall {
     pub exit_code: Option<i64>,
     /// The error of a failed call (safe to show).
     pub error: Option<String>,
-    /// The whole output; the block's lines show only its first [`Output::shown`] lines.
+    /// The whole output; the block's lines show only its first [`Output::shown`] and last
+    /// [`Output::tail`] lines.
     pub output: Option<Output>,
     /// True when this block completes a call an earlier block showed as [`Outcome::Running`].
     pub resumed: bool,
@@ -272,8 +273,11 @@ pub struct ToolCall {
 pub struct Output {
     /// Every line (trailing blank lines dropped).
     pub lines: Vec<String>,
-    /// How many of them the block shows; the rest are behind an `… N more lines` marker.
+    /// How many of the first lines the block shows.
     pub shown: usize,
+    /// How many of the last lines the block shows (after the `… N more lines` marker that
+    /// stands for the lines between).
+    pub tail: usize,
 }
 
 /// A rendered piece of the transcript.
@@ -534,7 +538,7 @@ impl Renderer {
                 self.settle(out);
                 if let Some(src) = &env.source {
                     let line = Line {
-                        wrap: Wrap::Clip,
+                        wrap: Wrap::Pre,
                         ..Line::new(vec![Span::new(SpanKind::Meta, "── "), Span::new(SpanKind::Meta, clean(src))])
                     };
                     out.push(Block::new(BlockKind::Source, 0, ev, vec![line]));
@@ -638,8 +642,8 @@ impl Renderer {
                     call.result_line = env.line;
                     call.output =
                         output.as_ref().map(|o| clean_lines(&o.as_str())).filter(|l| !l.is_empty()).map(|lines| {
-                            let shown = shown_lines(call.kind, call.outcome, lines.len(), fold);
-                            Output { lines, shown }
+                            let (shown, tail) = shown_lines(call.kind, call.outcome, &lines, fold);
+                            Output { lines, shown, tail }
                         });
                 };
                 if let Some(h) =
@@ -1049,18 +1053,34 @@ impl Renderer {
     }
 }
 
-/// How many output lines a finished call shows: reads, writes, edits, searches and plans show
-/// none when they succeed (their output is a file or a confirmation; the headline counts the
-/// lines), everything else up to `fold` (all when only one more would be hidden).
-fn shown_lines(kind: Option<ToolKind>, outcome: Outcome, total: usize, fold: usize) -> usize {
+/// How many of its first and last output lines a finished call shows: reads, writes, edits,
+/// searches and plans none when they succeed (their output is a file or a confirmation; the
+/// headline counts the lines), everything else `fold` lines, half from the start and half from
+/// the end, where a command says how it went (all when only one more would be hidden). The end
+/// part starts at a line that is not blank.
+fn shown_lines(kind: Option<ToolKind>, outcome: Outcome, lines: &[String], fold: usize) -> (usize, usize) {
+    let total = lines.len();
     let quiet = matches!(
         kind,
         Some(ToolKind::Read | ToolKind::Write | ToolKind::Edit | ToolKind::Search | ToolKind::Plan | ToolKind::Ask)
     );
     if quiet && outcome == Outcome::Ok {
-        return 0;
+        return (0, 0);
     }
-    if total <= fold.saturating_add(1) { total } else { fold }
+    if total <= fold.saturating_add(1) {
+        (total, 0)
+    } else {
+        let head = fold.div_ceil(2);
+        let mut want = fold - head;
+        let mut start = total;
+        while want > 0 && start > head {
+            start -= 1;
+            if !lines[start].trim().is_empty() {
+                want -= 1;
+            }
+        }
+        (head, total - start)
+    }
 }
 
 /// A held call's block, its lines laid out; a plan call that set no plan of its own is headed
@@ -1125,26 +1145,39 @@ fn tool_lines(call: &ToolCall, extra: Vec<Line>, plan: Option<&[PlanItem]>) -> V
         l.prefix.splice(0..0, indent());
         lines.push(l);
     }
-    let first_output = call.output.as_ref().and_then(|o| o.lines.iter().find(|l| !l.trim().is_empty()));
+    // The error is left out where the headline or the shown output already says it (CLIs often
+    // make it the output's first line, or its first characters).
     let says_exit = call.exit_code.is_some_and(|c| *err_text(call) == format!("exit code {c}"));
+    let in_output = |err: &str| {
+        call.output.as_ref().is_some_and(|o| {
+            let shown = o.lines[..o.shown].join("\n");
+            let err = err.trim();
+            !err.is_empty() && shown.trim_start().starts_with(err)
+        })
+    };
     if let Some(err) = &call.error
         && !says_exit
-        && first_output.is_none_or(|f| f.trim() != err.trim() || call.output.as_ref().is_some_and(|o| o.shown == 0))
+        && !in_output(err)
     {
         lines.push(Line { prefix: indent(), ..Line::new(vec![Span::new(SpanKind::Error, err.clone())]) });
     }
     if let Some(out) = &call.output {
-        for l in &out.lines[..out.shown] {
-            lines.push(Line { prefix: indent(), wrap: Wrap::Pre, spans: vec![Span::new(SpanKind::Output, l.clone())] });
-        }
-        let more = out.lines.len() - out.shown;
-        if more > 0 && out.shown > 0 {
+        let output_line = |l: &String| Line {
+            prefix: indent(),
+            wrap: Wrap::Pre,
+            spans: vec![Span::new(SpanKind::Output, l.clone())],
+        };
+        let tail = out.tail.min(out.lines.len() - out.shown);
+        lines.extend(out.lines[..out.shown].iter().map(output_line));
+        let more = out.lines.len() - out.shown - tail;
+        if more > 0 && out.shown + tail > 0 {
             let s = if more == 1 { "" } else { "s" };
             lines.push(Line {
                 prefix: indent(),
                 ..Line::new(vec![Span::new(SpanKind::More, format!("… {more} more line{s}"))])
             });
         }
+        lines.extend(out.lines[out.lines.len() - tail..].iter().map(output_line));
     }
     lines
 }
