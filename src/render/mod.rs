@@ -480,6 +480,8 @@ struct Pending {
     /// The event that began it (envelope for the block).
     first: Option<Event>,
     depth: usize,
+    /// The length at which it was last searched for a paragraph end in vain.
+    scanned: usize,
 }
 
 /// The turn's figures gathered for its footer.
@@ -514,6 +516,12 @@ pub struct Renderer {
 
 /// At most this many task calls are remembered for nesting and running calls for completion.
 const REMEMBER: usize = 4096;
+/// At most this many calls wait for their results before being shown running, and rate-limit
+/// windows are kept for a footer.
+const HOLD: usize = 64;
+/// Bytes of text gathered before whole paragraphs are shown without waiting for the message's
+/// end.
+const TEXT_HOLD: usize = 1 << 20;
 
 impl Renderer {
     /// A renderer with the given choices.
@@ -560,9 +568,11 @@ impl Renderer {
                     used_percent: *used_percent,
                     resets_at: resets_at.as_deref().map(clean),
                 };
-                match self.turn.rate_limits.iter_mut().find(|r| r.window == rl.window) {
-                    Some(r) => *r = rl,
-                    None => self.turn.rate_limits.push(rl),
+                let limits = &mut self.turn.rate_limits;
+                match limits.iter().position(|r| r.window == rl.window) {
+                    Some(i) => limits[i] = rl,
+                    None if limits.len() < HOLD => limits.push(rl),
+                    None => {}
                 }
             }
             Event::OutputDelta { text, message_id, .. } => {
@@ -577,10 +587,16 @@ impl Renderer {
                     self.flush_text(out);
                 }
                 if self.text.first.is_none() {
-                    self.text =
-                        Pending { text: String::new(), message_id: message_id.clone(), first: Some(ev.clone()), depth };
+                    self.text = Pending {
+                        text: String::new(),
+                        message_id: message_id.clone(),
+                        first: Some(ev.clone()),
+                        depth,
+                        scanned: 0,
+                    };
                 }
                 self.text.text.push_str(&text.as_str());
+                self.bound_text(false, out);
             }
             Event::Reasoning { text, .. } => {
                 let Some(text) = text.as_ref().filter(|t| !t.is_empty()) else { return };
@@ -590,9 +606,11 @@ impl Renderer {
                     self.flush_reasoning(out);
                 }
                 if self.reasoning.first.is_none() {
-                    self.reasoning = Pending { text: String::new(), message_id: None, first: Some(ev.clone()), depth };
+                    self.reasoning =
+                        Pending { text: String::new(), message_id: None, first: Some(ev.clone()), depth, scanned: 0 };
                 }
                 self.reasoning.text.push_str(&text.as_str());
+                self.bound_text(true, out);
             }
             Event::ToolStarted { env, tool_id, name, kind, input, summary, synthetic } => {
                 self.flush_text(out);
@@ -624,6 +642,10 @@ impl Renderer {
                 // A call made up from a result has no start time of its own.
                 let started_ms =
                     env.at.as_deref().and_then(crate::time::parse_rfc3339_ms).filter(|_| *synthetic != Some(true));
+                // Memory stays bounded whatever the stream: past a point, calls are shown running.
+                if self.held.len() >= HOLD {
+                    self.flush_held(out);
+                }
                 self.held.push(Held { block, extra: Vec::new(), plan: None, started_ms, done: false });
             }
             Event::ToolCompleted { env, tool_id, name, kind, ok, output, exit_code, error, duration_ms } => {
@@ -888,15 +910,31 @@ impl Renderer {
     /// [`ToolCall::resumed`]) and the finished paragraphs of the text or reasoning being
     /// gathered (a paragraph still being written stays held: Markdown is parsed whole).
     pub fn flush(&mut self, out: &mut Vec<Block>) {
-        // Only whole paragraphs outside a code fence: Markdown is parsed per block.
         for reasoning in [true, false] {
+            self.release_paragraphs(reasoning, 1, out);
+        }
+        self.flush_held(out);
+    }
+
+    /// Emits the whole paragraphs of the text (or reasoning) being gathered; the one still being
+    /// written stays (Markdown is parsed per block, and a code fence is never cut).
+    /// It is searched again only once `growth` more bytes came since the last vain search.
+    fn release_paragraphs(&mut self, reasoning: bool, growth: usize, out: &mut Vec<Block>) {
+        {
             let pending = if reasoning { &mut self.reasoning } else { &mut self.text };
-            let Some(cut) = paragraph_cut(&pending.text) else { continue };
+            if pending.text.len() < pending.scanned.saturating_add(growth) {
+                return;
+            }
+            let Some(cut) = paragraph_cut(&pending.text) else {
+                pending.scanned = pending.text.len();
+                return;
+            };
             let rest = Pending {
                 text: pending.text.split_off(cut),
                 message_id: pending.message_id.clone(),
                 first: pending.first.clone(),
                 depth: pending.depth,
+                scanned: 0,
             };
             if reasoning {
                 self.flush_reasoning(out);
@@ -908,7 +946,22 @@ impl Renderer {
                 *pending = rest;
             }
         }
-        self.flush_held(out);
+    }
+
+    /// Keeps the text being gathered bounded: past [`TEXT_HOLD`] bytes its whole paragraphs are
+    /// shown, and past four times that all of it.
+    fn bound_text(&mut self, reasoning: bool, out: &mut Vec<Block>) {
+        let len = |r: &Renderer| if reasoning { r.reasoning.text.len() } else { r.text.text.len() };
+        if len(self) > TEXT_HOLD {
+            self.release_paragraphs(reasoning, TEXT_HOLD / 8, out);
+            if len(self) > 4 * TEXT_HOLD {
+                if reasoning {
+                    self.flush_reasoning(out);
+                } else {
+                    self.flush_text(out);
+                }
+            }
+        }
     }
 
     /// The end of the input: appends everything still held, and a footer for usage or rate

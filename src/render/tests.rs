@@ -404,3 +404,37 @@ fn figures_read_as_people_write_them() {
     assert_eq!(format_tokens(999_999), "1.00M");
     assert_eq!(clean_lines("\n\nA\tb\r\nc\rd\n\n"), ["A    b", "c\\u{d}d"]);
 }
+
+#[test]
+fn memory_stays_bounded_when_calls_never_end() {
+    let mut r = Renderer::new(RenderOptions::default());
+    let mut out = Vec::new();
+    for i in 0..1000 {
+        r.push(&started(i, &format!("t{i}"), ToolKind::Shell, "x", None), &mut out);
+    }
+    assert!(out.len() >= 1000 - HOLD, "calls are shown running once too many wait: {}", out.len());
+    assert!(r.held.len() <= HOLD);
+    r.finish(&mut out);
+    assert_eq!(out.len(), 1000);
+    assert!(out.iter().all(|b| b.tool.as_ref().is_some_and(|t| t.outcome == Outcome::Running)));
+}
+
+#[test]
+fn a_message_that_never_ends_is_shown_paragraph_by_paragraph() {
+    let mut r = Renderer::new(RenderOptions::default());
+    let mut out = Vec::new();
+    let paragraph = format!("{}\n\n", "word ".repeat(2000));
+    for _ in 0..300 {
+        r.push(&delta(1, &paragraph), &mut out);
+    }
+    assert!(!out.is_empty(), "paragraphs are shown once the text is large");
+    assert!(r.text.text.len() <= TEXT_HOLD + paragraph.len());
+    // Without any paragraph break, all of it.
+    let mut r = Renderer::new(RenderOptions::default());
+    let mut out = Vec::new();
+    for _ in 0..500 {
+        r.push(&delta(1, &"x".repeat(10_000)), &mut out);
+    }
+    assert!(r.text.text.len() <= 4 * TEXT_HOLD + 10_000);
+    assert!(!out.is_empty());
+}
