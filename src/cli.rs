@@ -2,13 +2,15 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 const EXAMPLES: &str = "\
 Examples:
   claude -p 'fix the tests' --output-format stream-json --verbose | agentnorm
   codex exec --json 'add a README' 2>&1 | agentnorm --only output_delta,tool_started
   agentnorm session.jsonl                    replay a saved stream
+  claude -p 'x' --output-format stream-json --verbose | agentnorm --format pretty
+                                             watch a session live as a coloured transcript
   agentnorm ~/logs/agents                    every *.jsonl / *.ndjson below a folder
   agentnorm detect *.jsonl                   which CLI wrote each file
   codex exec --json 'x' 2>&1 | agentnorm diagnostics   each warning once, with its count
@@ -127,6 +129,26 @@ pub struct UsageArgs {
     pub threads: Option<usize>,
 }
 
+/// The output formats of the normalizer (`--format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// One JSON event per line.
+    Ndjson,
+    /// A coloured transcript for a terminal.
+    Pretty,
+}
+
+/// When to colour human output (`--color`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Color {
+    /// When stdout is a terminal and NO_COLOR is unset or empty.
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
+}
+
 /// Options of the normalizer.
 #[derive(Debug, Args)]
 pub struct NormalizeArgs {
@@ -144,6 +166,14 @@ pub struct NormalizeArgs {
     /// Leave out `observed_at` (reproducible output).
     #[arg(long)]
     pub no_observed_at: bool,
+    /// `ndjson`: one event per line (the contract); `pretty`: a compact transcript for a person
+    /// (one line per tool call with its outcome and duration, text wrapped, long output folded,
+    /// plans as checklists, a usage line per turn).
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = Format::Ndjson)]
+    pub format: Format,
+    /// Colour the pretty output: `auto` when stdout is a terminal and NO_COLOR is unset.
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = Color::Auto)]
+    pub color: Color,
     /// Add the source line to every event as `raw`.
     #[arg(long)]
     pub raw: bool,
