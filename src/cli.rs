@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -10,6 +10,8 @@ Examples:
   codex exec --json 'add a README' 2>&1 | agentnorm --only output_delta,tool_started
   agentnorm session.jsonl                    replay a saved stream
   agentnorm ~/logs/agents                    every *.jsonl / *.ndjson below a folder
+  agentnorm --format html session.jsonl > session.html   a page to read or share
+  agentnorm --format html --output-dir pages ~/.codex/sessions   one page per session
   agentnorm detect *.jsonl                   which CLI wrote each file
   codex exec --json 'x' 2>&1 | agentnorm diagnostics   each warning once, with its count
   agentnorm usage --by day                   token usage and cost from ~/.claude and ~/.codex
@@ -127,11 +129,28 @@ pub struct UsageArgs {
     pub threads: Option<usize>,
 }
 
+/// What the normalizer writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// One JSON event per line (the contract).
+    Ndjson,
+    /// One self-contained HTML page (no scripts, no external assets), a section per session;
+    /// written at the end of input.
+    Html,
+}
+
 /// Options of the normalizer.
 #[derive(Debug, Args)]
 pub struct NormalizeArgs {
     /// Files or folders (walked for *.jsonl / *.ndjson, also .gz / .zst); none or "-" reads stdin.
     pub paths: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Ndjson)]
+    pub format: Format,
+    /// With --format html: write one page per session into DIR (created if missing; file names
+    /// from the session ids, reduced to letters, digits, `.`, `_`, `-`) and print their paths.
+    #[arg(long, value_name = "DIR")]
+    pub output_dir: Option<PathBuf>,
     /// Force the input dialect instead of detecting it per frame.
     #[arg(long, value_name = "NAME", value_parser = DIALECTS)]
     pub dialect: Option<String>,
