@@ -14,8 +14,8 @@
 //! output stays text and a bidi override cannot reorder what is shown. Anchors and file names
 //! made from agent ids are reduced to a safe alphabet ([`anchor`], [`file_stem`]).
 //!
-//! A section starts at each input's `run_started` and at each later `session_started` of the same
-//! input. A tool call is a collapsible `<details>` whose summary shows its outcome and duration;
+//! A section starts at each input's `run_started` and at each `session_started` after the input's
+//! first session id. A tool call is a collapsible `<details>` whose summary shows its outcome and duration;
 //! its result sits inside it when it came right after the call, else where it came in the
 //! transcript, the two linked both ways by anchors made from the tool id.
 
@@ -266,8 +266,9 @@ impl Sink for HtmlSink {
                 return;
             }
             Event::SessionStarted { .. } => {
+                // Events before the first session of an input (CLI banners) belong to it.
                 let cur = self.current(env);
-                if !cur.is_blank() {
+                if cur.session_id.is_some() {
                     let source = cur.source.clone();
                     self.sections.push(Section::new(source));
                 }
