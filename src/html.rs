@@ -595,7 +595,7 @@ fn write_section(h: &mut String, idx: usize, s: &Finished) {
             "<footer class=\"run\">{} lines read, {} not understood{}</footer>",
             crate::report::thousands(lines),
             crate::report::thousands(unknown),
-            if complete { "" } else { "; the stream ended before its turn did" }
+            if complete { "" } else { "; the input ended mid-line or with a turn open" }
         );
     }
     h.push_str("</section>\n");
@@ -892,7 +892,7 @@ details.call{border:1px solid var(--line);border-radius:6px;margin:5px 0;backgro
 details.call>summary{cursor:pointer;padding:3px 10px;font-size:13px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis;list-style-position:inside}
 details.call[open]>summary{border-bottom:1px solid var(--line)}
 details.call .body{padding:6px 12px 8px;background:var(--card);border-radius:0 0 6px 6px}
-.badge{display:inline-block;min-width:52px;text-align:center;border-radius:4px;padding:0 6px;font:600 11px/18px system-ui,sans-serif;text-transform:uppercase;letter-spacing:.04em;background:#6e7781;color:#fff;vertical-align:1px}
+.badge{display:inline-block;min-width:60px;text-align:center;border-radius:4px;padding:0 6px;font:600 11px/18px system-ui,sans-serif;text-transform:uppercase;letter-spacing:.04em;background:#6e7781;color:#fff;vertical-align:1px}
 .kind-run .badge{background:#1f6feb}.kind-read .badge{background:#2da44e}.kind-write .badge,.kind-edit .badge{background:#bf8700}
 .kind-search .badge,.kind-web .badge,.kind-fetch .badge{background:#8250df}.kind-task .badge{background:#cf222e}.kind-plan .badge,.kind-ask .badge{background:#0a7ea4}
 .result-alone .badge{background:#57606a}

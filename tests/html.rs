@@ -202,3 +202,44 @@ proptest! {
         prop_assert!(html.contains(&escape(&t)));
     }
 }
+
+#[test]
+fn a_result_sits_in_its_call_when_it_follows_it_and_is_linked_both_ways_when_not() {
+    let e = env("s");
+    let call = |id: &str| Event::ToolStarted {
+        env: e.clone(),
+        tool_id: id.to_owned(),
+        name: "Bash".to_owned(),
+        kind: agentnorm::event::ToolKind::Shell,
+        input: None,
+        summary: Some(format!("echo {id}")),
+        synthetic: None,
+    };
+    let done = |id: &str, ok: bool| Event::ToolCompleted {
+        env: e.clone(),
+        tool_id: id.to_owned(),
+        name: Some("Bash".to_owned()),
+        kind: None,
+        ok,
+        output: Some(format!("out {id}").into()),
+        exit_code: None,
+        error: None,
+        duration_ms: Some(1500),
+    };
+    // a: result right after its call; b and c run in parallel, c's result right after c, b's last.
+    let html = page_from(&[call("a"), done("a", true), call("b"), call("c"), done("c", false), done("b", true)]);
+    assert_inert_page(&html);
+    assert_eq!(ids_with(&html, "call-"), ["call-0-a", "call-0-b", "call-0-c"]);
+    assert_eq!(ids_with(&html, "result-"), ["result-0-a", "result-0-c", "result-0-b"]);
+    // a's and c's results are inside their calls; b's stands alone, linked both ways.
+    assert_eq!(html.matches("class=\"call result-alone\"").count(), 1);
+    assert!(html.contains("href=\"#result-0-b\""), "call b links to its result");
+    assert!(html.contains("href=\"#call-0-b\""), "result b links to its call");
+    assert!(!html.contains("href=\"#result-0-a\"") && !html.contains("href=\"#result-0-c\""));
+    let pos = |id: &str| html.find(&format!("id=\"{id}\"")).unwrap();
+    assert!(pos("call-0-a") < pos("result-0-a") && pos("result-0-a") < pos("call-0-b"));
+    assert!(pos("call-0-c") < pos("result-0-c") && pos("result-0-c") < pos("result-0-b"));
+    assert!(html.contains("1.5 s"), "durations are shown");
+    assert_eq!(html.matches("class=\"mark fail\"").count(), 1, "c failed");
+    assert_eq!(html.matches("class=\"mark ok\"").count(), 3, "a on its call, b on its call and its result");
+}
