@@ -116,7 +116,6 @@ struct Call {
     summary: Option<String>,
     input: Option<String>,
     synthetic: bool,
-    parent: Option<String>,
     /// The index of its result among the section's items.
     result: Option<usize>,
     /// Its result is shown inside it.
@@ -169,6 +168,11 @@ struct Section {
     first_at: Option<String>,
     last_at: Option<String>,
     items: Vec<Item>,
+    /// Per item: `Some` (the parent tool id, or empty for a transcript sidechain) when a
+    /// subagent's.
+    subs: Vec<Option<String>>,
+    /// The subagent of the event being taken.
+    sub: Option<String>,
     collector: Collector,
     /// Open calls by tool id: their item index.
     open_calls: HashMap<String, usize>,
@@ -189,17 +193,23 @@ impl Section {
         if *n == 1 { base } else { format!("{base}-{n}") }
     }
 
+    fn push(&mut self, item: Item) {
+        self.items.push(item);
+        self.subs.push(self.sub.clone());
+    }
+
     fn push_text(&mut self, text: &str, reasoning: bool) {
+        let same = self.subs.last() == Some(&self.sub);
         match self.items.last_mut() {
-            Some(Item::Text(t)) if !reasoning => t.push_str(text),
-            Some(Item::Reasoning(t)) if reasoning => t.push_str(text),
-            _ if reasoning => self.items.push(Item::Reasoning(text.to_owned())),
-            _ => self.items.push(Item::Text(text.to_owned())),
+            Some(Item::Text(t)) if !reasoning && same => t.push_str(text),
+            Some(Item::Reasoning(t)) if reasoning && same => t.push_str(text),
+            _ if reasoning => self.push(Item::Reasoning(text.to_owned())),
+            _ => self.push(Item::Text(text.to_owned())),
         }
     }
 
     fn note(&mut self, class: &'static str, title: String, text: Option<String>, fold: bool) {
-        self.items.push(Item::Note(Note { class, title, text, fold }));
+        self.push(Item::Note(Note { class, title, text, fold }));
     }
 
     fn is_blank(&self) -> bool {
@@ -247,6 +257,7 @@ impl HtmlSink {
                     first_at: s.first_at,
                     last_at: s.last_at,
                     items: s.items,
+                    subs: s.subs,
                     rows,
                     totals,
                     run: s.run,
@@ -277,6 +288,7 @@ impl Sink for HtmlSink {
         }
         let s = self.current(env);
         s.collector.event(ev);
+        s.sub = env.parent_tool_id.clone().or_else(|| (env.sidechain == Some(true)).then(String::new));
         if s.session_id.is_none() {
             s.session_id.clone_from(&env.session_id);
         }
@@ -298,7 +310,7 @@ impl Sink for HtmlSink {
                 s.cli_version.clone_from(cli_version);
                 s.parent_session_id.clone_from(parent_session_id);
             }
-            Event::UserMessage { text, .. } => s.items.push(Item::User(text.as_str().into_owned())),
+            Event::UserMessage { text, .. } => s.push(Item::User(text.as_str().into_owned())),
             Event::OutputDelta { text, .. } => s.push_text(&text.as_str(), false),
             Event::Reasoning { text: Some(text), .. } => s.push_text(&text.as_str(), true),
             Event::Reasoning { text: None, .. } => {}
@@ -307,14 +319,8 @@ impl Sink for HtmlSink {
                 let input = input
                     .as_ref()
                     .map(|j| serde_json::to_string_pretty(&j.value()).unwrap_or_else(|_| j.get().to_owned()));
-                let parent = env.parent_tool_id.as_ref().and_then(|p| {
-                    s.items.iter().rev().find_map(|i| match i {
-                        Item::Call(c) if &c.tool_id == p => Some(c.anchor.clone()),
-                        _ => None,
-                    })
-                });
                 s.open_calls.insert(tool_id.clone(), s.items.len());
-                s.items.push(Item::Call(Call {
+                s.push(Item::Call(Call {
                     anchor,
                     tool_id: tool_id.clone(),
                     name: name.clone(),
@@ -322,7 +328,6 @@ impl Sink for HtmlSink {
                     summary: summary.clone(),
                     input,
                     synthetic: *synthetic == Some(true),
-                    parent,
                     result: None,
                     inline: false,
                 }));
@@ -341,7 +346,7 @@ impl Sink for HtmlSink {
                     c.result = Some(at);
                     c.inline = inline;
                 }
-                s.items.push(Item::Result(ToolResult {
+                s.push(Item::Result(ToolResult {
                     anchor,
                     name: name.clone(),
                     ok: *ok,
@@ -353,20 +358,20 @@ impl Sink for HtmlSink {
                     inline,
                 }));
             }
-            Event::PlanUpdated { items, .. } => s.items.push(Item::Plan(items.clone())),
+            Event::PlanUpdated { items, .. } => s.push(Item::Plan(items.clone())),
             Event::Subagent { child_id, operation, status, description, message, .. } => {
                 let title = format!("Subagent {child_id}: {operation:?} · {status:?}").to_lowercase();
                 let text = [description.as_deref(), message.as_deref()].into_iter().flatten().collect::<Vec<_>>();
                 s.note("info", title, (!text.is_empty()).then(|| text.join("\n")), false);
             }
-            Event::TurnCompleted { usage, cost_usd, duration_ms, num_turns, .. } => s.items.push(Item::Turn(TurnEnd {
+            Event::TurnCompleted { usage, cost_usd, duration_ms, num_turns, .. } => s.push(Item::Turn(TurnEnd {
                 error: None,
                 usage: *usage,
                 cost_usd: *cost_usd,
                 duration_ms: *duration_ms,
                 num_turns: *num_turns,
             })),
-            Event::TurnFailed { error, usage, cost_usd, duration_ms, .. } => s.items.push(Item::Turn(TurnEnd {
+            Event::TurnFailed { error, usage, cost_usd, duration_ms, .. } => s.push(Item::Turn(TurnEnd {
                 error: Some(error.clone()),
                 usage: *usage,
                 cost_usd: *cost_usd,
@@ -445,6 +450,7 @@ struct Finished {
     first_at: Option<String>,
     last_at: Option<String>,
     items: Vec<Item>,
+    subs: Vec<Option<String>>,
     rows: Vec<Row>,
     totals: Row,
     run: Option<(u64, u64, bool)>,
@@ -585,8 +591,28 @@ fn write_section(h: &mut String, idx: usize, s: &Finished) {
     h.push_str("</dl>\n");
     write_usage(h, s);
     h.push_str("<div class=\"transcript\">\n");
-    for item in &s.items {
+    let mut open: Option<&Option<String>> = None;
+    for (item, sub) in s.items.iter().zip(&s.subs) {
+        if open.is_some_and(|o| o != sub) {
+            h.push_str("</div>\n");
+            open = None;
+        }
+        if let (None, Some(parent)) = (open, sub) {
+            h.push_str("<div class=\"subagent\"><div class=\"who\">Subagent");
+            let call = s.items.iter().find_map(|i| match i {
+                Item::Call(c) if &c.tool_id == parent => Some(c.anchor.as_str()),
+                _ => None,
+            });
+            if let Some(a) = call {
+                let _ = write!(h, " of <a href=\"#call-{idx}-{a}\">its task</a>");
+            }
+            h.push_str("</div>\n");
+            open = Some(sub);
+        }
         write_item(h, idx, s, item);
+    }
+    if open.is_some() {
+        h.push_str("</div>\n");
     }
     h.push_str("</div>\n");
     if let Some((lines, unknown, complete)) = s.run {
@@ -751,9 +777,6 @@ fn write_item(h: &mut String, sec: usize, s: &Finished, item: &Item) {
                 None => h.push_str("<span class=\"mark pending\">no result</span>"),
             }
             h.push_str("</summary><div class=\"body\">");
-            if let Some(p) = &c.parent {
-                let _ = write!(h, "<p class=\"facts\">in subagent of <a href=\"#call-{sec}-{p}\">↑ its task</a></p>");
-            }
             if c.synthetic {
                 h.push_str("<p class=\"muted\">The start of this call was not in the input.</p>");
             }
@@ -916,6 +939,7 @@ p.error{color:var(--fail);margin:4px 0;font-size:13px}
 .note .text{white-space:pre-wrap}
 .note.warning{border-color:var(--warn)}.note.error{border-color:var(--fail)}
 details.note>summary{cursor:pointer;color:var(--muted)}
+.subagent{margin:8px 0 8px 14px;padding:2px 0 2px 12px;border-left:2px solid var(--line)}
 footer.run{margin-top:14px;font-size:12px;color:var(--muted)}
 "#;
 
