@@ -243,3 +243,25 @@ fn a_result_sits_in_its_call_when_it_follows_it_and_is_linked_both_ways_when_not
     assert_eq!(html.matches("class=\"mark fail\"").count(), 1, "c failed");
     assert_eq!(html.matches("class=\"mark ok\"").count(), 3, "a on its call, b on its call and its result");
 }
+
+#[test]
+fn a_subagents_work_is_grouped_under_its_task() {
+    let f = common::fixture("claude", "subagent_background_agent");
+    let evs = run_path(&f);
+    let html = page_of(&[&f]);
+    let child: Vec<&serde_json::Value> = evs.iter().filter(|e| e.get("parent_tool_id").is_some()).collect();
+    assert!(!child.is_empty(), "the fixture has subagent events");
+    let parent = anchor(child[0]["parent_tool_id"].as_str().unwrap());
+    let group = html.find("<div class=\"subagent\">").expect("a subagent group");
+    assert!(
+        html[group..].starts_with(&format!(
+            "<div class=\"subagent\"><div class=\"who\">Subagent of <a href=\"#call-0-{parent}\">"
+        ))
+    );
+    assert!(html.find(&format!("id=\"call-0-{parent}\"")).unwrap() < group, "the task comes first");
+    // A subagent's tool calls come after the group opened.
+    for ev in of_type(&evs, "tool_started").into_iter().filter(|e| e.get("parent_tool_id").is_some()) {
+        let at = html.find(&format!("id=\"call-0-{}\"", anchor(ev["tool_id"].as_str().unwrap()))).unwrap();
+        assert!(at > group);
+    }
+}
