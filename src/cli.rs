@@ -9,6 +9,8 @@ Examples:
   claude -p 'fix the tests' --output-format stream-json --verbose | agentnorm
   codex exec --json 'add a README' 2>&1 | agentnorm --only output_delta,tool_started
   agentnorm session.jsonl                    replay a saved stream
+  claude -p 'x' --output-format stream-json --verbose | agentnorm --format pretty
+                                             watch a session live as a coloured transcript
   agentnorm ~/logs/agents                    every *.jsonl / *.ndjson below a folder
   agentnorm --format html session.jsonl > session.html   a page to read or share
   agentnorm --format html --output-dir pages ~/.codex/sessions   one page per session
@@ -129,14 +131,27 @@ pub struct UsageArgs {
     pub threads: Option<usize>,
 }
 
-/// What the normalizer writes.
+/// The output formats of the normalizer (`--format`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
-    /// One JSON event per line (the contract).
+    /// One JSON event per line.
     Ndjson,
+    /// A coloured transcript for a terminal.
+    Pretty,
     /// One self-contained HTML page (no scripts, no external assets), a section per session;
     /// written at the end of input.
     Html,
+}
+
+/// When to colour human output (`--color`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Color {
+    /// When stdout is a terminal and NO_COLOR is unset or empty.
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
 }
 
 /// Options of the normalizer.
@@ -144,9 +159,6 @@ pub enum Format {
 pub struct NormalizeArgs {
     /// Files or folders (walked for *.jsonl / *.ndjson, also .gz / .zst); none or "-" reads stdin.
     pub paths: Vec<PathBuf>,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Ndjson)]
-    pub format: Format,
     /// With --format html: write one page per session into DIR (created if missing; file names
     /// from the session ids, reduced to letters, digits, `.`, `_`, `-`) and print their paths.
     #[arg(long, value_name = "DIR")]
@@ -163,6 +175,15 @@ pub struct NormalizeArgs {
     /// Leave out `observed_at` (reproducible output).
     #[arg(long)]
     pub no_observed_at: bool,
+    /// `ndjson`: one event per line (the contract); `pretty`: a compact transcript for a person
+    /// (one line per tool call with its outcome and duration, text wrapped, long output folded,
+    /// plans as checklists, a usage line per turn); `html`: one self-contained page, a section per
+    /// session, written at the end of input (see --output-dir).
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = Format::Ndjson)]
+    pub format: Format,
+    /// Colour the pretty output: `auto` when stdout is a terminal and NO_COLOR is unset.
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = Color::Auto)]
+    pub color: Color,
     /// Add the source line to every event as `raw`.
     #[arg(long)]
     pub raw: bool,

@@ -13,6 +13,7 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use agentnorm::render::{PrettySink, Terminal};
 use agentnorm::{NdjsonSink, Normalizer, Options, Sink, Summary};
 use anyhow::Result;
 
@@ -29,9 +30,51 @@ const FOLLOW_POLL: Duration = Duration::from_millis(100);
 /// How long the writer waits after SIGINT for the current input's last events.
 const GRACE: Duration = Duration::from_millis(500);
 
+/// What the output is.
+#[derive(Debug, Clone, Copy)]
+pub enum Format {
+    /// NDJSON events.
+    Ndjson,
+    /// The pretty transcript, laid out for this terminal.
+    Pretty(Terminal),
+}
+
+/// A sink whose output the worker hands to the writer in blocks.
+trait Output: Sink {
+    /// Bytes waiting.
+    fn buffered(&self) -> usize;
+    /// Takes the bytes waiting.
+    fn take(&mut self) -> Vec<u8>;
+    /// The input has nothing more ready: make everything held visible.
+    fn idle(&mut self) {}
+}
+
+impl Output for NdjsonSink {
+    fn buffered(&self) -> usize {
+        self.buf.len()
+    }
+    fn take(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.buf)
+    }
+}
+
+impl Output for PrettySink {
+    fn buffered(&self) -> usize {
+        self.buf.len()
+    }
+    fn take(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.buf)
+    }
+    fn idle(&mut self) {
+        self.flush();
+    }
+}
+
 /// How to run.
 #[derive(Clone)]
 pub struct Settings {
+    /// The output format.
+    pub format: Format,
     /// Normalizer options; `source` is set per input.
     pub options: Options,
     /// Worker threads.
@@ -141,8 +184,16 @@ fn write_in_order(receivers: Vec<Receiver<Msg>>, settings: &Settings, out: &mut 
     Ok(outcome)
 }
 
-/// Normalizes one input, sending its output blocks; returns when done or when the writer is gone.
+/// Normalizes one input into the sink of the output format.
 fn worker(input: &Input, settings: &Settings, tx: &SyncSender<Msg>) {
+    match settings.format {
+        Format::Ndjson => work(input, settings, tx, NdjsonSink::default()),
+        Format::Pretty(term) => work(input, settings, tx, PrettySink::new(term)),
+    }
+}
+
+/// Normalizes one input, sending its output blocks; returns when done or when the writer is gone.
+fn work(input: &Input, settings: &Settings, tx: &SyncSender<Msg>, mut sink: impl Output) {
     let reader = if settings.follow { open_followed(input, &settings.interrupted) } else { input::open(input) };
     let mut reader = match reader {
         Ok(r) => r,
@@ -153,7 +204,6 @@ fn worker(input: &Input, settings: &Settings, tx: &SyncSender<Msg>) {
     };
     let opts = Options { source: input.source(), ..settings.options.clone() };
     let mut norm = Normalizer::new(opts);
-    let mut sink = NdjsonSink::default();
     let stdin_fd = matches!(input, Input::Stdin).then_some(0);
     let mut buf = vec![0u8; READ_CHUNK];
     let mut fed = false;
@@ -176,15 +226,16 @@ fn worker(input: &Input, settings: &Settings, tx: &SyncSender<Msg>) {
         };
         fed = true;
         norm.feed(&buf[..n], &mut sink);
-        if (sink.buf.len() >= WRITE_BLOCK || !more_ready(stdin_fd, settings.follow))
-            && !sink.buf.is_empty()
-            && tx.send(Msg::Out(std::mem::take(&mut sink.buf))).is_err()
-        {
+        let idle = sink.buffered() < WRITE_BLOCK && !more_ready(stdin_fd, settings.follow);
+        if idle {
+            sink.idle();
+        }
+        if (idle || sink.buffered() >= WRITE_BLOCK) && sink.buffered() > 0 && tx.send(Msg::Out(sink.take())).is_err() {
             return;
         }
     }
     let summary = norm.finish(&mut sink);
-    if !sink.buf.is_empty() && tx.send(Msg::Out(sink.buf)).is_err() {
+    if sink.buffered() > 0 && tx.send(Msg::Out(sink.take())).is_err() {
         return;
     }
     let _ = tx.send(Msg::Done(summary));

@@ -38,6 +38,7 @@ pub mod html;
 pub mod json;
 pub mod normalize;
 pub mod prices;
+pub mod render;
 pub mod report;
 pub mod safe;
 pub mod sink;

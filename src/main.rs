@@ -15,6 +15,7 @@ use std::sync::atomic::AtomicBool;
 use agentnorm::coalesce::Coalescer;
 use agentnorm::html::HtmlSink;
 use agentnorm::normalize::TypeFilter;
+use agentnorm::render::{ColorMode, Terminal};
 use agentnorm::{Dialect, Event, NdjsonSink, Normalizer, Options};
 use anyhow::{Context, Result};
 use clap::Parser as _;
@@ -107,7 +108,17 @@ fn normalize(args: NormalizeArgs) -> Result<u8> {
     if args.follow && (inputs.len() != 1 || matches!(inputs[0], Input::Stdin)) {
         anyhow::bail!("--follow takes exactly one file");
     }
+    let format = match args.format {
+        // Handled above.
+        cli::Format::Ndjson | cli::Format::Html => exec::Format::Ndjson,
+        cli::Format::Pretty => exec::Format::Pretty(Terminal::detect(match args.color {
+            cli::Color::Auto => ColorMode::Auto,
+            cli::Color::Always => ColorMode::Always,
+            cli::Color::Never => ColorMode::Never,
+        })),
+    };
     let settings = exec::Settings {
+        format,
         options: Options {
             dialect: args.dialect.as_deref().and_then(Dialect::from_name),
             source: None,

@@ -19,25 +19,13 @@ use serde_json::Value;
 
 mod common;
 use common::{
-    at_line, events_of, fixtures, input_frames, input_lines, line, of_type, output_text, root, run_path, run_path_text,
-    ty, types_at,
+    all_dialects, at_line, events_of, first_difference, fixtures, input_frames, input_lines, line, of_type,
+    output_text, root, run_path, run_path_text, ty, types_at,
 };
 
 /// The dialects whose assistant text this file checks from the input (the others check theirs
 /// in `tests/dialect_<name>.rs`).
 const DIALECTS: [&str; 2] = ["claude", "codex"];
-
-/// Every `fixtures/<dialect>/` folder.
-fn all_dialects() -> Vec<String> {
-    let mut out: Vec<String> = std::fs::read_dir(root().join("fixtures"))
-        .expect("fixtures/")
-        .map(|e| e.expect("dir entry"))
-        .filter(|e| e.path().is_dir())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    out.sort();
-    out
-}
 
 fn all_fixtures() -> Vec<PathBuf> {
     all_dialects().iter().flat_map(|d| fixtures(d)).collect()
@@ -46,31 +34,6 @@ fn all_fixtures() -> Vec<PathBuf> {
 fn expected_path(fixture: &Path) -> PathBuf {
     let stem = fixture.file_stem().expect("file name").to_string_lossy().into_owned();
     fixture.with_file_name(format!("{stem}.expected"))
-}
-
-/// The first difference between two outputs, readable.
-fn first_difference(expected: &str, actual: &str) -> String {
-    let (e, a): (Vec<&str>, Vec<&str>) = (expected.lines().collect(), actual.lines().collect());
-    for i in 0..e.len().max(a.len()) {
-        let (el, al) = (e.get(i).copied(), a.get(i).copied());
-        if el != al {
-            let mut s = format!("first difference at output line {}:\n", i + 1);
-            s += &format!("  expected: {}\n", el.unwrap_or("<end of output>"));
-            s += &format!("  actual:   {}\n", al.unwrap_or("<end of output>"));
-            if let (Some(el), Some(al)) = (el, al) {
-                let col = el.chars().zip(al.chars()).take_while(|(x, y)| x == y).count();
-                s += &format!(
-                    "  (lines differ from character {}: expected …{} | actual …{})\n",
-                    col + 1,
-                    el.chars().skip(col).take(60).collect::<String>(),
-                    al.chars().skip(col).take(60).collect::<String>()
-                );
-            }
-            s += &format!("  ({} expected lines, {} actual lines)", e.len(), a.len());
-            return s;
-        }
-    }
-    "outputs differ only in line endings or a final newline".to_owned()
 }
 
 fn golden(dialect: &str) {

@@ -783,3 +783,58 @@ fn the_usage_table_neutralises_escape_payloads_in_session_ids_and_models() {
     assert!(bad.is_empty(), "unsafe characters reached the table: {bad:?}");
     assert!(table.contains("\\u{1b}"), "escapes are shown as text");
 }
+
+/// `s` without the SGR colour codes (`ESC [ digits;… m`) the pretty view writes; panics on any
+/// other escape sequence.
+fn without_sgr(s: &str) -> String {
+    let mut out = String::new();
+    let mut rest = s;
+    while let Some(i) = rest.find('\x1b') {
+        out.push_str(&rest[..i]);
+        let tail = rest[i..].strip_prefix("\x1b[").unwrap_or_else(|| panic!("raw escape: {:?}", &rest[i..]));
+        let end = tail.find(|c: char| !(c.is_ascii_digit() || c == ';')).unwrap_or(tail.len());
+        assert_eq!(tail.as_bytes().get(end), Some(&b'm'), "an escape that is no SGR code: {:?}", &rest[i..]);
+        rest = &tail[end + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[test]
+fn the_pretty_view_neutralises_every_escape_payload_plain_and_coloured() {
+    for (name, payload) in ESCAPE_PAYLOADS {
+        // The payload wherever an agent or a tool puts text: ids, model, prompt, Markdown text,
+        // a command and its output, a plan, a question, an error, a stderr line, an unknown frame.
+        let session = format!("s-{payload}");
+        let md =
+            format!("# {payload}\n\n*{payload}* [{payload}](https://x.example/{payload})\n\n```\n{payload}\n```\n");
+        let lines = [
+            json!({"type":"system","subtype":"init","session_id":session,"model":payload,"cwd":payload,"tools":[]}).to_string(),
+            json!({"type":"user","message":{"role":"user","content":payload},"session_id":session}).to_string(),
+            json!({"type":"assistant","message":{"id":"a1","model":"m","content":[{"type":"thinking","thinking":payload},{"type":"text","text":md},{"type":"tool_use","id":"t1","name":"Bash","input":{"command":payload}},{"type":"tool_use","id":"t2","name":"TodoWrite","input":{"todos":[{"content":payload,"status":"pending"}]}},{"type":"tool_use","id":"t3","name":payload,"input":{}}]},"session_id":session}).to_string(),
+            json!({"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":format!("{payload}\n{payload}"),"is_error":true},{"type":"tool_result","tool_use_id":"t2","content":payload},{"type":"tool_result","tool_use_id":"t3","content":payload}]},"session_id":session}).to_string(),
+            json!({"type":"system","subtype":"api_retry","attempt":1,"max_retries":2,"error":payload,"session_id":session}).to_string(),
+            json!({"type":"result","subtype":"error_during_execution","is_error":true,"result":payload,"errors":[payload],"session_id":session}).to_string(),
+            format!("stderr: {}", payload.replace('\n', " ")),
+            json!({"type":payload}).to_string(),
+        ];
+        let input = lines.join("\n") + "\n";
+        for color in ["never", "always"] {
+            let out = run_raw(&["--format", "pretty", "--color", color], input.as_bytes());
+            assert_eq!(out.status.code(), Some(0), "{name}: {}", String::from_utf8_lossy(&out.stderr));
+            let text = String::from_utf8(out.stdout).expect("UTF-8");
+            if color == "never" {
+                assert!(!text.contains('\x1b'), "{name}: an escape in the plain view: {text:?}");
+            }
+            let shown = without_sgr(&text);
+            let bad: Vec<char> = shown.chars().filter(|c| *c != '\n' && agentnorm::safe::is_unsafe(*c)).collect();
+            assert!(bad.is_empty(), "{name} ({color}): unsafe characters reached the terminal: {bad:?}\n{shown}");
+            // Nothing is dropped: each unsafe character is there as visible text.
+            for c in payload.chars().filter(|c| agentnorm::safe::is_unsafe(*c) && *c != '\n') {
+                let visible = format!("\\u{{{:x}}}", c as u32);
+                assert!(shown.contains(&visible), "{name} ({color}): {visible} not shown\n{shown}");
+            }
+            assert!(shown.contains("✗ Run"), "{name}: the failed call is shown\n{shown}");
+        }
+    }
+}

@@ -327,3 +327,75 @@ proptest! {
         prop_assert_eq!(normalize_in_chunks(&input, &cuts), normalize_in_chunks(&input, &[]));
     }
 }
+
+// ------------------------------------------------------------------------------------------------
+// The pretty view over the same streams
+// ------------------------------------------------------------------------------------------------
+
+/// The pretty view of `input`, fed in pieces cut at `cuts`, with a live flush after each piece
+/// when `live`.
+fn pretty_in_chunks(input: &[u8], cuts: &[usize], width: usize, live: bool) -> String {
+    use agentnorm::render::{PrettySink, Terminal};
+    let mut sink = PrettySink::new(Terminal { width, color: true });
+    let mut n = Normalizer::new(Options { observed_at: false, ..Options::default() });
+    let mut start = 0;
+    for &c in cuts {
+        let end = c.min(input.len()).max(start);
+        n.feed(&input[start..end], &mut sink);
+        if live {
+            sink.flush();
+        }
+        start = end;
+    }
+    n.feed(&input[start..], &mut sink);
+    n.finish(&mut sink);
+    String::from_utf8(sink.buf).expect("pretty output is UTF-8")
+}
+
+/// `s` without SGR codes; `None` when it holds any other escape.
+fn strip_sgr(s: &str) -> Option<String> {
+    let mut out = String::new();
+    let mut rest = s;
+    while let Some(i) = rest.find('\x1b') {
+        out.push_str(&rest[..i]);
+        let tail = rest[i..].strip_prefix("\x1b[")?;
+        let end = tail.find(|c: char| !(c.is_ascii_digit() || c == ';'))?;
+        (tail.as_bytes()[end] == b'm').then_some(())?;
+        rest = &tail[end + 1..];
+    }
+    out.push_str(rest);
+    Some(out)
+}
+
+/// The finished calls' headlines (`✓ …` / `✗ …` after any subagent guides), in order.
+fn outcomes(view: &str) -> Vec<String> {
+    view.lines()
+        .map(|r| r.trim_start_matches("│ "))
+        .filter(|r| (r.starts_with("✓ ") || r.starts_with("✗ ")) && !r.starts_with("✗ turn failed"))
+        .map(str::to_owned)
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// Whatever the stream: no panic, no row wider than the terminal, no escape but SGR colour
+    /// codes, no unsafe character; flushing live at any point loses no call's outcome.
+    #[test]
+    fn the_pretty_view_of_any_stream_is_safe_fits_and_does_not_depend_on_flushes(
+        input in any_stream(),
+        width in 40usize..140,
+        mut cuts in proptest::collection::vec(0usize..20_000, 0..12),
+    ) {
+        use unicode_width::UnicodeWidthStr;
+        cuts.sort_unstable();
+        let batch = pretty_in_chunks(&input, &[], width, false);
+        let plain = strip_sgr(&batch).expect("only SGR escapes");
+        for row in plain.lines() {
+            prop_assert!(row.width() <= width, "row wider than {}: {:?}", width, row);
+            prop_assert!(!row.chars().any(agentnorm::safe::is_unsafe), "unsafe character in {:?}", row);
+        }
+        let live = strip_sgr(&pretty_in_chunks(&input, &cuts, width, true)).expect("only SGR escapes");
+        prop_assert_eq!(outcomes(&live), outcomes(&plain));
+    }
+}

@@ -42,6 +42,18 @@ pub fn fixtures(dialect: &str) -> Vec<PathBuf> {
     out
 }
 
+/// Every `fixtures/<dialect>/` folder.
+pub fn all_dialects() -> Vec<String> {
+    let mut out: Vec<String> = std::fs::read_dir(root().join("fixtures"))
+        .expect("fixtures/")
+        .map(|e| e.expect("dir entry"))
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    out.sort();
+    out
+}
+
 /// The input lines of a fixture (relative to the crate root, or absolute) as the contract counts
 /// them: split on `\n`, a `\r` before it dropped, a last line without newline counted.
 pub fn input_lines(fixture: &Path) -> Vec<String> {
@@ -492,4 +504,33 @@ pub fn decode_entities(s: &str) -> String {
         .replace("&#39;", "'")
         .replace("&nbsp;", "\u{a0}")
         .replace("&amp;", "&")
+}
+
+// ------------------------------------------------------------------------------------------------
+// Comparing with expected output
+// ------------------------------------------------------------------------------------------------
+
+/// The first difference between two outputs, readable.
+pub fn first_difference(expected: &str, actual: &str) -> String {
+    let (e, a): (Vec<&str>, Vec<&str>) = (expected.lines().collect(), actual.lines().collect());
+    for i in 0..e.len().max(a.len()) {
+        let (el, al) = (e.get(i).copied(), a.get(i).copied());
+        if el != al {
+            let mut s = format!("first difference at output line {}:\n", i + 1);
+            s += &format!("  expected: {}\n", el.unwrap_or("<end of output>"));
+            s += &format!("  actual:   {}\n", al.unwrap_or("<end of output>"));
+            if let (Some(el), Some(al)) = (el, al) {
+                let col = el.chars().zip(al.chars()).take_while(|(x, y)| x == y).count();
+                s += &format!(
+                    "  (lines differ from character {}: expected …{} | actual …{})\n",
+                    col + 1,
+                    el.chars().skip(col).take(60).collect::<String>(),
+                    al.chars().skip(col).take(60).collect::<String>()
+                );
+            }
+            s += &format!("  ({} expected lines, {} actual lines)", e.len(), a.len());
+            return s;
+        }
+    }
+    "outputs differ only in line endings or a final newline".to_owned()
 }
