@@ -2,9 +2,11 @@
 //!
 //! People read and share agent sessions; a page that opens anywhere without a server is the
 //! easiest way. [`HtmlSink`] is an ordinary [`Sink`]: it keeps what each session needs for its
-//! page (the transcript items and a usage [`Collector`]) and, at the end of input,
+//! page (its render-model blocks and a usage [`Collector`]) and, at the end of input,
 //! [`HtmlSink::finish`] gives a [`Transcript`] that writes one page with a section per session, or
-//! one page per session ([`Transcript::pages`]).
+//! one page per session ([`Transcript::pages`]). The transcript is the render model's
+//! ([`crate::render`]): the page maps its blocks, lines and typed spans to elements and CSS
+//! classes, as the terminal view maps them to colours.
 //!
 //! The page carries its CSS inline and nothing else: no external asset, no script at all, and a
 //! `Content-Security-Policy` that forbids scripts, so that even a bug in the escaping could not
@@ -15,15 +17,20 @@
 //! made from agent ids are reduced to a safe alphabet ([`anchor`], [`file_stem`]).
 //!
 //! A section starts at each input's `run_started` and at each `session_started` after the input's
-//! first session id. A tool call is a collapsible `<details>` whose summary shows its outcome and duration;
-//! its result sits inside it when it came right after the call, else where it came in the
-//! transcript, the two linked both ways by anchors made from the tool id.
+//! first session id. A tool call is a collapsible `<details>` whose summary shows its outcome and
+//! duration, its result inside; when the render model showed the call running before its result
+//! (other events came in between), the result is a block of its own where it came, the two
+//! linked both ways by anchors made from the tool id.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use crate::event::{Dialect, Envelope, Event, Level, PlanItem, PlanStatus, ToolKind, UnknownReason, Usage};
+use crate::event::{Dialect, Envelope, Event, Level, PlanStatus, ToolKind};
+use crate::render::{
+    Block, BlockKind, Line, Outcome, RenderOptions, Renderer, Span, SpanKind, ToolCall, Wrap, activity_label,
+    format_duration,
+};
 use crate::report::{Collector, CostSource, GroupBy, Report, ReportOptions, Row};
 use crate::safe;
 use crate::sink::Sink;
@@ -94,69 +101,8 @@ pub fn file_stem(id: &str) -> Option<String> {
     (!s.is_empty() && s.chars().any(|c| c.is_ascii_alphanumeric())).then_some(s)
 }
 
-/// One thing shown in a section, in transcript order.
+/// What a section knows of its session, and its transcript as render-model blocks.
 #[derive(Debug)]
-enum Item {
-    User(String),
-    Text(String),
-    Reasoning(String),
-    Call(Call),
-    Result(ToolResult),
-    Plan(Vec<PlanItem>),
-    Turn(TurnEnd),
-    Note(Note),
-}
-
-#[derive(Debug)]
-struct Call {
-    anchor: String,
-    tool_id: String,
-    name: String,
-    kind: ToolKind,
-    summary: Option<String>,
-    input: Option<String>,
-    synthetic: bool,
-    /// The index of its result among the section's items.
-    result: Option<usize>,
-    /// Its result is shown inside it.
-    inline: bool,
-}
-
-#[derive(Debug)]
-struct ToolResult {
-    anchor: String,
-    name: Option<String>,
-    ok: bool,
-    output: Option<String>,
-    exit_code: Option<i64>,
-    error: Option<String>,
-    duration_ms: Option<u64>,
-    /// The index of its call among the section's items.
-    call: Option<usize>,
-    /// Shown inside its call.
-    inline: bool,
-}
-
-#[derive(Debug)]
-struct TurnEnd {
-    error: Option<String>,
-    usage: Option<Usage>,
-    cost_usd: Option<f64>,
-    duration_ms: Option<u64>,
-    num_turns: Option<u64>,
-}
-
-#[derive(Debug)]
-struct Note {
-    class: &'static str,
-    title: String,
-    text: Option<String>,
-    /// Shown collapsed (long or raw text).
-    fold: bool,
-}
-
-/// What a section knows of its session.
-#[derive(Debug, Default)]
 struct Section {
     source: Option<String>,
     session_id: Option<String>,
@@ -167,53 +113,34 @@ struct Section {
     parent_session_id: Option<String>,
     first_at: Option<String>,
     last_at: Option<String>,
-    items: Vec<Item>,
-    /// Per item: `Some` (the parent tool id, or empty for a transcript sidechain) when a
-    /// subagent's.
-    subs: Vec<Option<String>>,
-    /// The subagent of the event being taken.
-    sub: Option<String>,
+    renderer: Renderer,
+    blocks: Vec<Block>,
     collector: Collector,
-    /// Open calls by tool id: their item index.
-    open_calls: HashMap<String, usize>,
-    /// Anchors given out, to keep a repeated tool id's anchors apart.
-    anchors: HashMap<String, u32>,
     run: Option<(u64, u64, bool)>,
 }
 
 impl Section {
     fn new(source: Option<String>) -> Section {
-        Section { collector: Collector::new(source.clone()), source, ..Section::default() }
-    }
-
-    fn fresh_anchor(&mut self, tool_id: &str) -> String {
-        let base = anchor(tool_id);
-        let n = self.anchors.entry(base.clone()).or_insert(0);
-        *n += 1;
-        if *n == 1 { base } else { format!("{base}-{n}") }
-    }
-
-    fn push(&mut self, item: Item) {
-        self.items.push(item);
-        self.subs.push(self.sub.clone());
-    }
-
-    fn push_text(&mut self, text: &str, reasoning: bool) {
-        let same = self.subs.last() == Some(&self.sub);
-        match self.items.last_mut() {
-            Some(Item::Text(t)) if !reasoning && same => t.push_str(text),
-            Some(Item::Reasoning(t)) if reasoning && same => t.push_str(text),
-            _ if reasoning => self.push(Item::Reasoning(text.to_owned())),
-            _ => self.push(Item::Text(text.to_owned())),
+        Section {
+            collector: Collector::new(source.clone()),
+            source,
+            session_id: None,
+            dialect: None,
+            model: None,
+            cwd: None,
+            cli_version: None,
+            parent_session_id: None,
+            first_at: None,
+            last_at: None,
+            // A page can fold on demand (<details>): prompts and reasoning are kept whole.
+            renderer: Renderer::new(RenderOptions { fold_text: usize::MAX, ..RenderOptions::default() }),
+            blocks: Vec::new(),
+            run: None,
         }
     }
 
-    fn note(&mut self, class: &'static str, title: String, text: Option<String>, fold: bool) {
-        self.push(Item::Note(Note { class, title, text, fold }));
-    }
-
     fn is_blank(&self) -> bool {
-        self.items.is_empty() && self.session_id.is_none()
+        self.session_id.is_none() && self.blocks.iter().all(|b| matches!(b.kind, BlockKind::Source))
     }
 }
 
@@ -236,8 +163,19 @@ impl HtmlSink {
         self.sections.last_mut().expect("a section")
     }
 
+    /// Starts a new section, the current one's held blocks written out.
+    fn start_section(&mut self, source: Option<String>) {
+        if let Some(cur) = self.sections.last_mut() {
+            cur.renderer.finish(&mut cur.blocks);
+        }
+        self.sections.push(Section::new(source));
+    }
+
     /// The collected sessions, their usage folded.
-    pub fn finish(self) -> Transcript {
+    pub fn finish(mut self) -> Transcript {
+        if let Some(cur) = self.sections.last_mut() {
+            cur.renderer.finish(&mut cur.blocks);
+        }
         let sections = self
             .sections
             .into_iter()
@@ -256,8 +194,7 @@ impl HtmlSink {
                     parent_session_id: s.parent_session_id,
                     first_at: s.first_at,
                     last_at: s.last_at,
-                    items: s.items,
-                    subs: s.subs,
+                    blocks: s.blocks,
                     rows,
                     totals,
                     run: s.run,
@@ -272,23 +209,17 @@ impl Sink for HtmlSink {
     fn event(&mut self, ev: &Event) {
         let env = ev.env();
         match ev {
-            Event::RunStarted { .. } => {
-                self.sections.push(Section::new(env.source.clone()));
-                return;
-            }
-            Event::SessionStarted { .. } => {
-                // Events before the first session of an input (CLI banners) belong to it.
-                let cur = self.current(env);
-                if cur.session_id.is_some() {
-                    let source = cur.source.clone();
-                    self.sections.push(Section::new(source));
-                }
+            Event::RunStarted { .. } => self.start_section(env.source.clone()),
+            // Events before the first session of an input (CLI banners) belong to it.
+            Event::SessionStarted { .. } if self.current(env).session_id.is_some() => {
+                let source = self.current(env).source.clone();
+                self.start_section(source);
             }
             _ => {}
         }
         let s = self.current(env);
         s.collector.event(ev);
-        s.sub = env.parent_tool_id.clone().or_else(|| (env.sidechain == Some(true)).then(String::new));
+        s.renderer.push(ev, &mut s.blocks);
         if s.session_id.is_none() {
             s.session_id.clone_from(&env.session_id);
         }
@@ -301,138 +232,15 @@ impl Sink for HtmlSink {
             }
             s.last_at = Some(at.clone());
         }
-        let line = env.line.map(|l| format!(" (line {l})")).unwrap_or_default();
         match ev {
-            Event::RunStarted { .. } | Event::TurnStarted { .. } | Event::Heartbeat { .. } | Event::Usage { .. } => {}
             Event::SessionStarted { model, cwd, cli_version, parent_session_id, .. } => {
                 s.model.clone_from(model);
                 s.cwd.clone_from(cwd);
                 s.cli_version.clone_from(cli_version);
                 s.parent_session_id.clone_from(parent_session_id);
             }
-            Event::UserMessage { text, .. } => s.push(Item::User(text.as_str().into_owned())),
-            Event::OutputDelta { text, .. } => s.push_text(&text.as_str(), false),
-            Event::Reasoning { text: Some(text), .. } => s.push_text(&text.as_str(), true),
-            Event::Reasoning { text: None, .. } => {}
-            Event::ToolStarted { tool_id, name, kind, input, summary, synthetic, .. } => {
-                let anchor = s.fresh_anchor(tool_id);
-                let input = input
-                    .as_ref()
-                    .map(|j| serde_json::to_string_pretty(&j.value()).unwrap_or_else(|_| j.get().to_owned()));
-                s.open_calls.insert(tool_id.clone(), s.items.len());
-                s.push(Item::Call(Call {
-                    anchor,
-                    tool_id: tool_id.clone(),
-                    name: name.clone(),
-                    kind: *kind,
-                    summary: summary.clone(),
-                    input,
-                    synthetic: *synthetic == Some(true),
-                    result: None,
-                    inline: false,
-                }));
-            }
-            Event::ToolCompleted { tool_id, name, ok, output, exit_code, error, duration_ms, .. } => {
-                let call = s.open_calls.remove(tool_id);
-                let anchor = match call.and_then(|i| s.items.get(i)) {
-                    Some(Item::Call(c)) => c.anchor.clone(),
-                    _ => s.fresh_anchor(tool_id),
-                };
-                let at = s.items.len();
-                // Shown inside its call when only plans and notes came in between.
-                let inline =
-                    call.is_some_and(|c| s.items[c + 1..].iter().all(|i| matches!(i, Item::Plan(_) | Item::Note(_))));
-                if let Some(Item::Call(c)) = call.and_then(|i| s.items.get_mut(i)) {
-                    c.result = Some(at);
-                    c.inline = inline;
-                }
-                s.push(Item::Result(ToolResult {
-                    anchor,
-                    name: name.clone(),
-                    ok: *ok,
-                    output: output.as_ref().map(|t| t.as_str().into_owned()),
-                    exit_code: *exit_code,
-                    error: error.clone(),
-                    duration_ms: *duration_ms,
-                    call,
-                    inline,
-                }));
-            }
-            Event::PlanUpdated { items, .. } => s.push(Item::Plan(items.clone())),
-            Event::Subagent { child_id, operation, status, description, message, .. } => {
-                let title = format!("Subagent {child_id}: {operation:?} · {status:?}").to_lowercase();
-                let text = [description.as_deref(), message.as_deref()].into_iter().flatten().collect::<Vec<_>>();
-                s.note("info", title, (!text.is_empty()).then(|| text.join("\n")), false);
-            }
-            Event::TurnCompleted { usage, cost_usd, duration_ms, num_turns, .. } => s.push(Item::Turn(TurnEnd {
-                error: None,
-                usage: *usage,
-                cost_usd: *cost_usd,
-                duration_ms: *duration_ms,
-                num_turns: *num_turns,
-            })),
-            Event::TurnFailed { error, usage, cost_usd, duration_ms, .. } => s.push(Item::Turn(TurnEnd {
-                error: Some(error.clone()),
-                usage: *usage,
-                cost_usd: *cost_usd,
-                duration_ms: *duration_ms,
-                num_turns: None,
-            })),
-            Event::RateLimit { window, status, used_percent, resets_at, .. } => {
-                let mut t = format!("Rate limit {window}");
-                if let Some(st) = status {
-                    let _ = write!(t, ": {st}");
-                }
-                if let Some(p) = used_percent {
-                    let _ = write!(t, ", {p}% used");
-                }
-                if let Some(r) = resets_at {
-                    let _ = write!(t, ", resets {r}");
-                }
-                let class = if status.as_deref().is_some_and(|st| st != "allowed") { "warning" } else { "info" };
-                s.note(class, t, None, false);
-            }
-            Event::Compacted { trigger, pre_tokens, post_tokens, .. } => {
-                let mut t = "Conversation compacted".to_owned();
-                if let Some(tr) = trigger {
-                    let _ = write!(t, " ({tr})");
-                }
-                if let Some(p) = pre_tokens {
-                    let _ = write!(t, ": {} tokens", crate::report::thousands(*p));
-                    if let Some(q) = post_tokens {
-                        let _ = write!(t, " → {}", crate::report::thousands(*q));
-                    }
-                }
-                s.note("info", t, None, false);
-            }
-            Event::NeedsInput { prompt, questions, .. } => {
-                let text = prompt.clone().or_else(|| {
-                    questions.as_ref().map(|q| serde_json::to_string_pretty(&q.value()).unwrap_or_default())
-                });
-                s.note("warning", "Waiting for input".to_owned(), text, false);
-            }
-            Event::Interrupt { reason, .. } => s.note("warning", format!("Interrupted: {reason}"), None, false),
-            Event::Diagnostic { level, code, message, count, .. } => {
-                let class = match level {
-                    Level::Info => "info",
-                    Level::Warning => "warning",
-                    Level::Error => "error",
-                };
-                let times = if *count > 1 { format!(" ×{count}") } else { String::new() };
-                s.note(class, format!("{code}{times}{line}"), Some(message.clone()), false);
-            }
-            Event::Unknown { reason, sample, .. } => {
-                let why = match reason {
-                    UnknownReason::NotJson => "not JSON",
-                    UnknownReason::InvalidJson => "invalid JSON",
-                    UnknownReason::NotObject => "not an object",
-                    UnknownReason::UnrecognizedFrame => "unrecognised frame",
-                    UnknownReason::MalformedFrame => "malformed frame",
-                    UnknownReason::LineTooLong => "line too long",
-                };
-                s.note("unknown", format!("Not understood{line}: {why}"), Some(sample.clone()), true);
-            }
             Event::RunEnded { lines, unknown, complete, .. } => s.run = Some((*lines, *unknown, *complete)),
+            _ => {}
         }
     }
 }
@@ -449,8 +257,7 @@ struct Finished {
     parent_session_id: Option<String>,
     first_at: Option<String>,
     last_at: Option<String>,
-    items: Vec<Item>,
-    subs: Vec<Option<String>>,
+    blocks: Vec<Block>,
     rows: Vec<Row>,
     totals: Row,
     run: Option<(u64, u64, bool)>,
@@ -591,37 +398,14 @@ fn write_section(h: &mut String, idx: usize, s: &Finished) {
     h.push_str("</dl>\n");
     write_usage(h, s);
     h.push_str("<div class=\"transcript\">\n");
-    let mut open: Option<&Option<String>> = None;
-    for (item, sub) in s.items.iter().zip(&s.subs) {
-        if open.is_some_and(|o| o != sub) {
-            h.push_str("</div>\n");
-            open = None;
-        }
-        if let (None, Some(parent)) = (open, sub) {
-            h.push_str("<div class=\"subagent\"><div class=\"who\">Subagent");
-            let call = s.items.iter().find_map(|i| match i {
-                Item::Call(c) if &c.tool_id == parent => Some(c.anchor.as_str()),
-                _ => None,
-            });
-            if let Some(a) = call {
-                let _ = write!(h, " of <a href=\"#call-{idx}-{a}\">its task</a>");
-            }
-            h.push_str("</div>\n");
-            open = Some(sub);
-        }
-        write_item(h, idx, s, item);
-    }
-    if open.is_some() {
-        h.push_str("</div>\n");
-    }
+    write_blocks(h, idx, &s.blocks);
     h.push_str("</div>\n");
-    if let Some((lines, unknown, complete)) = s.run {
+    if let Some((lines, unknown, _)) = s.run {
         let _ = writeln!(
             h,
-            "<footer class=\"run\">{} lines read, {} not understood{}</footer>",
+            "<footer class=\"run\">{} lines read, {} not understood</footer>",
             crate::report::thousands(lines),
             crate::report::thousands(unknown),
-            if complete { "" } else { "; the input ended mid-line or with a turn open" }
         );
     }
     h.push_str("</section>\n");
@@ -644,7 +428,7 @@ fn write_usage(h: &mut String, s: &Finished) {
         return;
     }
     h.push_str(
-        "<table class=\"usage\"><caption>Token usage</caption><thead><tr><th>model</th><th>requests</th>\
+        "<table class=\"tokens\"><caption>Token usage</caption><thead><tr><th>model</th><th>requests</th>\
          <th>input</th><th>cache read</th><th>cache write</th><th>output</th><th>total</th><th>cost</th></tr>\
          </thead><tbody>",
     );
@@ -671,31 +455,330 @@ fn write_usage(h: &mut String, s: &Finished) {
     h.push_str("</tbody></table>\n");
 }
 
-fn kind_label(k: ToolKind) -> &'static str {
+/// The CSS class of a span kind.
+fn span_class(k: SpanKind) -> &'static str {
     match k {
-        ToolKind::Shell => "run",
-        ToolKind::Read => "read",
-        ToolKind::Write => "write",
-        ToolKind::Edit => "edit",
-        ToolKind::Search => "search",
-        ToolKind::Fetch => "fetch",
-        ToolKind::WebSearch => "web",
-        ToolKind::Mcp => "mcp",
-        ToolKind::Task => "task",
-        ToolKind::Plan => "plan",
-        ToolKind::Ask => "ask",
-        ToolKind::Other => "tool",
+        SpanKind::Prose => "",
+        SpanKind::Heading(_) => "hd",
+        SpanKind::Code => "code",
+        SpanKind::CodeBlock => "cb",
+        SpanKind::Link => "link",
+        SpanKind::QuoteBar => "qbar",
+        SpanKind::Bullet => "bullet",
+        SpanKind::Rule => "rule",
+        SpanKind::User => "user",
+        SpanKind::UserMarker => "umark",
+        SpanKind::Reasoning => "reason",
+        SpanKind::Outcome(Outcome::Ok) => "ok",
+        SpanKind::Outcome(Outcome::Failed) => "fail",
+        SpanKind::Outcome(Outcome::Running) => "running",
+        SpanKind::Activity(_) => "act",
+        SpanKind::Target => "target",
+        SpanKind::Duration => "dur",
+        SpanKind::Output => "out",
+        SpanKind::More => "more",
+        SpanKind::PlanMarker(_) => "pmark",
+        SpanKind::PlanItem(PlanStatus::Completed) => "pi done",
+        SpanKind::PlanItem(PlanStatus::InProgress) => "pi doing",
+        SpanKind::PlanItem(PlanStatus::Pending) => "pi",
+        SpanKind::Usage => "usage",
+        SpanKind::Cost => "cost",
+        SpanKind::RateLimit { warn: true } => "rl warn",
+        SpanKind::RateLimit { warn: false } => "rl",
+        SpanKind::Diagnostic(Level::Info) => "diag",
+        SpanKind::Diagnostic(Level::Warning) => "diag warn",
+        SpanKind::Diagnostic(Level::Error) => "diag error",
+        SpanKind::Error => "error",
+        SpanKind::Subagent => "sub",
+        SpanKind::Question => "question",
+        _ => "meta",
     }
 }
 
-/// A duration as people read it: `850 ms`, `4.2 s`, `3 min 05 s`.
-pub fn duration(ms: u64) -> String {
-    if ms < 1000 {
-        format!("{ms} ms")
-    } else if ms < 60_000 {
-        format!("{:.1} s", ms as f64 / 1000.0)
-    } else {
-        format!("{} min {:02} s", ms / 60_000, (ms % 60_000) / 1000)
+/// Whether a link target may be live on the page (anything else is shown as text).
+fn live_url(url: &str) -> bool {
+    let lower = url.to_ascii_lowercase();
+    (lower.starts_with("https://") || lower.starts_with("http://")) && !url.contains('\\')
+}
+
+/// One span as HTML: its text escaped in an element classed by its kind, Markdown emphasis as
+/// `<strong>` / `<em>` / `<del>`, an http(s) link as a link (other targets as a tooltip only).
+fn write_span(h: &mut String, sp: &Span) {
+    let mut close = Vec::new();
+    for (on, open, end) in
+        [(sp.strong, "<strong>", "</strong>"), (sp.emphasis, "<em>", "</em>"), (sp.strike, "<del>", "</del>")]
+    {
+        if on {
+            h.push_str(open);
+            close.push(end);
+        }
+    }
+    let class = span_class(sp.kind);
+    match sp.url.as_deref() {
+        Some(url) if live_url(url) => {
+            let _ = write!(h, "<a class=\"link\" href=\"{}\" rel=\"nofollow noopener noreferrer\">", escape(url));
+            escape_into(h, &sp.text);
+            h.push_str("</a>");
+        }
+        Some(url) => {
+            let _ = write!(h, "<span class=\"link dead\" title=\"{}\">", escape(url));
+            escape_into(h, &sp.text);
+            h.push_str("</span>");
+        }
+        None if class.is_empty() => escape_into(h, &sp.text),
+        None => {
+            let _ = write!(h, "<span class=\"{class}\">");
+            escape_into(h, &sp.text);
+            h.push_str("</span>");
+        }
+    }
+    for end in close.into_iter().rev() {
+        h.push_str(end);
+    }
+}
+
+/// Lines of the render model as HTML: a `<pre>` for each run of preformatted lines, a gap for a
+/// blank line, a rule, headings, and otherwise one row per line with its prefix (bullets, quote
+/// bars) kept in front of the text. `skip_prefix` drops that many leading prefix spans (a
+/// medium's own markers the page shows otherwise).
+fn write_lines(h: &mut String, lines: &[Line], skip_prefix: usize) {
+    let mut i = 0;
+    while i < lines.len() {
+        let line = &lines[i];
+        if line.wrap == Wrap::Pre {
+            let code = line.spans.iter().any(|s| s.kind == SpanKind::CodeBlock);
+            h.push_str(if code { "<pre class=\"code\">" } else { "<pre class=\"out\">" });
+            let mut first = true;
+            while i < lines.len() && lines[i].wrap == Wrap::Pre {
+                if !first {
+                    h.push('\n');
+                }
+                first = false;
+                for sp in &lines[i].spans {
+                    escape_into(h, &sp.text);
+                }
+                i += 1;
+            }
+            h.push_str("</pre>\n");
+            continue;
+        }
+        i += 1;
+        if line.is_blank() {
+            h.push_str("<div class=\"gap\"></div>\n");
+            continue;
+        }
+        if line.spans.iter().all(|s| s.kind == SpanKind::Rule) {
+            h.push_str("<hr>\n");
+            continue;
+        }
+        let class = match line.spans.first().map(|s| s.kind) {
+            Some(SpanKind::Heading(n)) => format!("ln h{}", n.clamp(1, 6)),
+            _ => "ln".to_owned(),
+        };
+        let _ = write!(h, "<div class=\"{class}\">");
+        let prefix: Vec<&Span> = line.prefix.iter().skip(skip_prefix).collect();
+        if !prefix.is_empty() {
+            h.push_str("<span class=\"pfx\">");
+            for sp in prefix {
+                write_span(h, sp);
+            }
+            h.push_str("</span>");
+        }
+        h.push_str("<span class=\"txt\">");
+        for sp in &line.spans {
+            write_span(h, sp);
+        }
+        h.push_str("</span></div>\n");
+    }
+}
+
+/// An anchor per tool block, unique in the section: a call, and the block that completes it when
+/// the call was shown running first.
+fn tool_anchors(blocks: &[Block]) -> (Vec<Option<String>>, HashMap<usize, usize>) {
+    let mut anchors = vec![None; blocks.len()];
+    let mut used: HashMap<String, u32> = HashMap::new();
+    let mut running: HashMap<&str, usize> = HashMap::new();
+    // Completing block → the running call it completes, and back.
+    let mut pairs = HashMap::new();
+    for (i, b) in blocks.iter().enumerate() {
+        let Some(t) = &b.tool else { continue };
+        if t.resumed
+            && let Some(c) = running.remove(t.id.as_str())
+        {
+            anchors[i] = anchors[c].clone();
+            pairs.insert(i, c);
+            pairs.insert(c, i);
+            continue;
+        }
+        let base = anchor(&t.id);
+        let n = used.entry(base.clone()).or_insert(0);
+        *n += 1;
+        anchors[i] = Some(if *n == 1 { base } else { format!("{base}-{n}") });
+        if t.outcome == Outcome::Running {
+            running.insert(t.id.as_str(), i);
+        }
+    }
+    (anchors, pairs)
+}
+
+fn write_blocks(h: &mut String, sec: usize, blocks: &[Block]) {
+    let (anchors, pairs) = tool_anchors(blocks);
+    let mut depth = 0;
+    for (i, b) in blocks.iter().enumerate() {
+        while depth < b.depth {
+            // The task that spawned it: the last task call before it, one level up.
+            let task = blocks[..i].iter().enumerate().rev().find_map(|(j, t)| {
+                t.tool.as_ref().filter(|c| c.kind == Some(ToolKind::Task) && t.depth == depth)?;
+                anchors[j].as_ref()
+            });
+            h.push_str("<div class=\"subagent\"><div class=\"who\">Subagent");
+            if let Some(a) = task {
+                let _ = write!(h, " of <a href=\"#call-{sec}-{a}\">its task</a>");
+            }
+            h.push_str("</div>\n");
+            depth += 1;
+        }
+        while depth > b.depth {
+            h.push_str("</div>\n");
+            depth -= 1;
+        }
+        match b.kind {
+            BlockKind::Source | BlockKind::Session => {}
+            BlockKind::User => {
+                h.push_str("<div class=\"msg user\"><div class=\"who\">User</div>");
+                write_lines(h, &b.lines, 1);
+                h.push_str("</div>\n");
+            }
+            BlockKind::Text => {
+                h.push_str("<div class=\"msg assistant\">");
+                write_lines(h, &b.lines, 0);
+                h.push_str("</div>\n");
+            }
+            BlockKind::Reasoning => {
+                h.push_str("<details class=\"reasoning\"><summary>Thinking</summary>");
+                write_lines(h, &b.lines, 1);
+                h.push_str("</details>\n");
+            }
+            BlockKind::Tool => {
+                if let (Some(t), Some(a)) = (&b.tool, &anchors[i]) {
+                    write_tool(h, sec, b, t, a, pairs.get(&i).copied().map(|j| j > i));
+                }
+            }
+            BlockKind::Footer => {
+                let class = if b.footer.as_ref().is_some_and(|f| f.failed) { "turn fail" } else { "turn" };
+                let _ = write!(h, "<div class=\"{class}\">");
+                write_lines(h, &b.lines, 0);
+                h.push_str("</div>\n");
+            }
+            _ => {
+                let class = match b.kind {
+                    BlockKind::Plan => "plan",
+                    BlockKind::Failure | BlockKind::Interrupt => "note error",
+                    BlockKind::Question => "note warning",
+                    BlockKind::Unknown => "note unknown",
+                    BlockKind::End => "note end",
+                    _ => "note",
+                };
+                let _ = write!(h, "<div class=\"{class}\">");
+                write_lines(h, &b.lines, 0);
+                h.push_str("</div>\n");
+            }
+        }
+    }
+    while depth > 0 {
+        h.push_str("</div>\n");
+        depth -= 1;
+    }
+}
+
+/// A tool block as a `<details>`: the headline (activity, name, target, outcome, duration) as its
+/// summary; inside, the id, the arguments and the whole output; under it, in sight, what the
+/// model put under the call (plan, question, error). `paired`: `Some(true)` for a call shown running whose result
+/// comes later, `Some(false)` for the block completing such a call; the two link to each other.
+fn write_tool(h: &mut String, sec: usize, b: &Block, t: &ToolCall, a: &str, paired: Option<bool>) {
+    let kind = t.kind.unwrap_or(ToolKind::Other);
+    let label = activity_label(kind);
+    let is_result = paired == Some(false);
+    let id = if is_result { format!("result-{sec}-{a}") } else { format!("call-{sec}-{a}") };
+    let _ = write!(
+        h,
+        "<details class=\"call kind-{}{}\" id=\"{id}\"><summary><span class=\"badge\">{}</span> <span class=\"name\">",
+        label.to_ascii_lowercase().replace(' ', "-"),
+        if is_result { " result-alone" } else { "" },
+        if is_result { "result" } else { label },
+    );
+    escape_into(h, &t.name);
+    h.push_str("</span>");
+    if let Some(sum) = t.summary.as_deref().filter(|x| *x != t.name) {
+        h.push_str(" <span class=\"summary\">");
+        escape_into(h, sum);
+        h.push_str("</span>");
+    }
+    let (class, mark) = match (t.outcome, paired) {
+        (Outcome::Ok, _) => ("ok", "✓"),
+        (Outcome::Failed, _) => ("fail", "✗"),
+        (Outcome::Running, Some(true)) => ("pending", "result below"),
+        (Outcome::Running, _) => ("pending", "no result"),
+    };
+    let _ = write!(h, "<span class=\"mark {class}\">{mark}</span>");
+    if let Some(ms) = t.duration_ms {
+        let _ = write!(h, "<span class=\"dur\">{}</span>", format_duration(ms));
+    }
+    h.push_str("</summary><div class=\"body\">");
+    match paired {
+        Some(true) => {
+            let _ = write!(h, "<p><a href=\"#result-{sec}-{a}\">↓ result</a></p>");
+        }
+        Some(false) => {
+            let _ = write!(h, "<p><a href=\"#call-{sec}-{a}\">↑ call</a></p>");
+        }
+        None => {}
+    }
+    let mut facts = vec![format!("tool id {}", t.id)];
+    if let Some(c) = t.exit_code {
+        facts.push(format!("exit code {c}"));
+    }
+    if let Some(l) = t.line {
+        facts.push(format!("line {l}"));
+    }
+    h.push_str("<p class=\"facts\">");
+    escape_into(h, &facts.join(" · "));
+    h.push_str("</p>");
+    if !is_result && let Some(input) = &t.input {
+        // Pretty when it still reads as JSON (a bidi or control character made visible may
+        // keep it from parsing: then as it is).
+        let pretty = serde_json::from_str::<serde_json::Value>(input)
+            .ok()
+            .and_then(|v| serde_json::to_string_pretty(&v).ok())
+            .unwrap_or_else(|| input.clone());
+        pre(h, "input", &pretty);
+    }
+    // What the model put under the headline, but the output (shown whole below).
+    let extra: Vec<Line> = b
+        .lines
+        .iter()
+        .skip(1)
+        .filter(|l| !l.spans.iter().any(|s| matches!(s.kind, SpanKind::Output | SpanKind::More)))
+        .cloned()
+        .collect();
+    if t.outcome != Outcome::Running {
+        let _ = write!(
+            h,
+            "<div class=\"result\"{}>",
+            if paired.is_none() { format!(" id=\"result-{sec}-{a}\"") } else { String::new() }
+        );
+        match &t.output {
+            Some(o) => pre(h, "output", &o.lines.join("\n")),
+            None => h.push_str("<p class=\"muted\">(no output)</p>"),
+        }
+        h.push_str("</div>");
+    }
+    h.push_str("</div></details>\n");
+    // Plans, questions and errors stay in sight under the call.
+    if !extra.is_empty() {
+        h.push_str("<div class=\"extra\">");
+        write_lines(h, &extra, 1);
+        h.push_str("</div>\n");
     }
 }
 
@@ -709,171 +792,12 @@ fn pre(h: &mut String, class: &str, text: &str) {
     } else {
         (text, 0)
     };
-    let _ = write!(h, "<pre class=\"{class}\">{}</pre>", escape(shown));
+    let _ = write!(h, "<pre class=\"{class}\">");
+    escape_into(h, shown);
+    h.push_str("</pre>");
     if rest > 0 {
         let _ = write!(h, "<p class=\"muted\">… {} more bytes not shown</p>", crate::report::thousands(rest as u64));
     }
-}
-
-fn outcome_mark(h: &mut String, r: &ToolResult) {
-    let (class, mark) = if r.ok { ("ok", "✓") } else { ("fail", "✗") };
-    let _ = write!(h, "<span class=\"mark {class}\">{mark}</span>");
-    if let Some(ms) = r.duration_ms {
-        let _ = write!(h, "<span class=\"dur\">{}</span>", duration(ms));
-    }
-}
-
-fn result_body(h: &mut String, r: &ToolResult) {
-    let mut facts = Vec::new();
-    if let Some(c) = r.exit_code {
-        facts.push(format!("exit code {c}"));
-    }
-    if let Some(ms) = r.duration_ms {
-        facts.push(duration(ms));
-    }
-    if !facts.is_empty() {
-        let _ = write!(h, "<p class=\"facts\">{}</p>", escape(&facts.join(" · ")));
-    }
-    if let Some(e) = &r.error {
-        let _ = write!(h, "<p class=\"error\">{}</p>", escape(e));
-    }
-    match &r.output {
-        Some(o) if !o.is_empty() => pre(h, "output", o),
-        _ => h.push_str("<p class=\"muted\">(no output)</p>"),
-    }
-}
-
-fn write_item(h: &mut String, sec: usize, s: &Finished, item: &Item) {
-    match item {
-        Item::User(t) => {
-            let _ = writeln!(h, "<div class=\"msg user\"><div class=\"who\">User</div>{}</div>", prose(t));
-        }
-        Item::Text(t) => {
-            let _ = writeln!(h, "<div class=\"msg assistant\">{}</div>", prose(t));
-        }
-        Item::Reasoning(t) => {
-            let _ = writeln!(h, "<details class=\"reasoning\"><summary>Thinking</summary>{}</details>", prose(t));
-        }
-        Item::Call(c) => {
-            let result = c.result.and_then(|r| match s.items.get(r) {
-                Some(Item::Result(r)) => Some(r),
-                _ => None,
-            });
-            let _ = write!(
-                h,
-                "<details class=\"call kind-{}\" id=\"call-{sec}-{}\"><summary><span class=\"badge\">{}</span> \
-                 <span class=\"name\">{}</span>",
-                kind_label(c.kind),
-                c.anchor,
-                kind_label(c.kind),
-                escape(&c.name)
-            );
-            if let Some(sum) = c.summary.as_deref().filter(|x| *x != c.name) {
-                let one_line = sum.lines().next().unwrap_or("");
-                let _ = write!(h, " <span class=\"summary\">{}</span>", escape(one_line));
-            }
-            match result {
-                Some(r) => outcome_mark(h, r),
-                None => h.push_str("<span class=\"mark pending\">no result</span>"),
-            }
-            h.push_str("</summary><div class=\"body\">");
-            if c.synthetic {
-                h.push_str("<p class=\"muted\">The start of this call was not in the input.</p>");
-            }
-            let _ = write!(h, "<p class=\"facts\">tool id <code>{}</code></p>", escape(&c.tool_id));
-            if let Some(input) = &c.input {
-                pre(h, "input", input);
-            }
-            match result {
-                Some(r) if c.inline => {
-                    let _ = write!(h, "<div class=\"result\" id=\"result-{sec}-{}\">", c.anchor);
-                    result_body(h, r);
-                    h.push_str("</div>");
-                }
-                Some(_) => {
-                    let _ = write!(h, "<p><a href=\"#result-{sec}-{}\">↓ result</a></p>", c.anchor);
-                }
-                None => {}
-            }
-            h.push_str("</div></details>\n");
-        }
-        Item::Result(r) => {
-            if r.inline {
-                return; // shown inside its call
-            }
-            let _ = write!(h, "<details class=\"call result-alone\" id=\"result-{sec}-{}\"><summary>", r.anchor);
-            let _ = write!(
-                h,
-                "<span class=\"badge\">result</span> <span class=\"name\">{}</span>",
-                escape(r.name.as_deref().unwrap_or("tool"))
-            );
-            outcome_mark(h, r);
-            h.push_str("</summary><div class=\"body\">");
-            if r.call.is_some() {
-                let _ = write!(h, "<p><a href=\"#call-{sec}-{}\">↑ call</a></p>", r.anchor);
-            }
-            result_body(h, r);
-            h.push_str("</div></details>\n");
-        }
-        Item::Plan(items) => {
-            h.push_str("<div class=\"plan\"><div class=\"who\">Plan</div><ul>");
-            for it in items {
-                let class = match it.status {
-                    PlanStatus::Pending => "pending",
-                    PlanStatus::InProgress => "in-progress",
-                    PlanStatus::Completed => "completed",
-                };
-                let _ = write!(h, "<li class=\"{class}\"><span class=\"box\"></span>{}</li>", escape(&it.text));
-            }
-            h.push_str("</ul></div>\n");
-        }
-        Item::Turn(t) => {
-            let mut facts = Vec::new();
-            if let Some(ms) = t.duration_ms {
-                facts.push(duration(ms));
-            }
-            if let Some(n) = t.num_turns {
-                facts.push(format!("{n} model turn{}", if n == 1 { "" } else { "s" }));
-            }
-            if let Some(u) = t.usage {
-                let tokens = [u.input, u.cache_read, u.cache_write, u.output].iter().flatten().sum::<u64>();
-                facts.push(format!("{} tokens", crate::report::thousands(tokens)));
-            }
-            if let Some(c) = t.cost_usd {
-                facts.push(format!("${c:.4}"));
-            }
-            let (class, head) = match &t.error {
-                None => ("turn ok", "Turn completed".to_owned()),
-                Some(e) => ("turn fail", format!("Turn failed: {e}")),
-            };
-            let _ = writeln!(
-                h,
-                "<div class=\"{class}\"><span>{}</span> <span class=\"facts\">{}</span></div>",
-                escape(&head),
-                escape(&facts.join(" · "))
-            );
-        }
-        Item::Note(n) => {
-            if n.fold {
-                let _ = write!(h, "<details class=\"note {}\"><summary>{}</summary>", n.class, escape(&n.title));
-                if let Some(t) = &n.text {
-                    pre(h, "raw", t);
-                }
-                h.push_str("</details>\n");
-            } else {
-                let _ = write!(h, "<div class=\"note {}\"><strong>{}</strong>", n.class, escape(&n.title));
-                if let Some(t) = &n.text {
-                    let _ = write!(h, "<div class=\"text\">{}</div>", escape(t));
-                }
-                h.push_str("</div>\n");
-            }
-        }
-    }
-}
-
-/// Assistant or user text as HTML.
-fn prose(t: &str) -> String {
-    format!("<div class=\"prose plain\">{}</div>", escape(t.trim_matches('\n')))
 }
 
 const CSS: &str = r#"
@@ -894,21 +818,37 @@ section.session>h2{font-size:17px;margin:0 0 10px;overflow-wrap:anywhere;font-fa
 .dialect{font-family:system-ui,sans-serif;font-size:12px;font-weight:600;background:var(--accent);color:#fff;border-radius:10px;padding:1px 9px;vertical-align:2px;margin-left:6px}
 dl.meta{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;margin:0 0 14px;font-size:13px}
 dl.meta dt{color:var(--muted)}dl.meta dd{margin:0;overflow-wrap:anywhere}
-table.usage{border-collapse:collapse;font-size:13px;margin:0 0 18px;width:100%}
-table.usage caption{text-align:left;font-weight:600;padding-bottom:4px}
-table.usage th,table.usage td{border-bottom:1px solid var(--line);padding:4px 8px;text-align:right;white-space:nowrap}
-table.usage th:first-child{text-align:left;overflow-wrap:anywhere;white-space:normal}
-table.usage thead th{color:var(--muted);font-weight:500}
-table.usage tr.totals th,table.usage tr.totals td{font-weight:600}
+table.tokens{border-collapse:collapse;font-size:13px;margin:0 0 18px;width:100%}
+table.tokens caption{text-align:left;font-weight:600;padding-bottom:4px}
+table.tokens th,table.tokens td{border-bottom:1px solid var(--line);padding:4px 8px;text-align:right;white-space:nowrap}
+table.tokens th:first-child{text-align:left;overflow-wrap:anywhere;white-space:normal}
+table.tokens thead th{color:var(--muted);font-weight:500}
+table.tokens tr.totals th,table.tokens tr.totals td{font-weight:600}
 .transcript{border-top:1px solid var(--line);padding-top:12px}
 .msg{margin:12px 0;overflow-wrap:anywhere}
 .msg.user{background:var(--user);border-left:3px solid var(--accent);border-radius:6px;padding:8px 14px}
 .who{font-size:11px;font-weight:700;letter-spacing:.06em;text-transform:uppercase;color:var(--muted);margin-bottom:2px}
-.prose.plain{white-space:pre-wrap}
-.prose p{margin:.4em 0}
-.prose pre{background:var(--code);border:1px solid var(--line);border-radius:6px;padding:8px 10px}
-.prose code{background:var(--code);border-radius:4px;padding:0 3px;font-size:90%}
-.prose pre code{background:none;padding:0}
+.ln{display:flex;align-items:baseline}
+.pfx{flex:none;white-space:pre;color:var(--muted)}
+.txt{min-width:0;overflow-wrap:anywhere}
+.gap{height:.55em}
+.ln.h1 .txt{font-size:1.35em;font-weight:700;margin:.3em 0 .1em}.ln.h2 .txt{font-size:1.2em;font-weight:700;margin:.3em 0 .1em}
+.ln.h3 .txt,.ln.h4 .txt,.ln.h5 .txt,.ln.h6 .txt{font-weight:700}
+.hd{font-weight:inherit}
+.code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"DejaVu Sans Mono",monospace;background:var(--code);border:1px solid var(--line);border-radius:4px;padding:0 4px;font-size:88%}
+pre.code{background:var(--code)}
+hr{border:0;border-top:1px solid var(--line);margin:10px 0}
+.link.dead{text-decoration:underline dotted}
+.qbar{color:var(--line)}
+.meta,.more,.dur,.usage{color:var(--muted)}
+.ok{color:var(--ok)}.fail,.error{color:var(--fail)}.running{color:var(--muted)}
+.act{font-weight:600}.target{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"DejaVu Sans Mono",monospace}
+.pmark{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"DejaVu Sans Mono",monospace;color:var(--muted)}
+.pi.done{color:var(--muted);text-decoration:line-through}.pi.doing{font-weight:600}
+.cost{color:var(--fg)}.rl.warn,.diag.warn{color:var(--warn)}.diag.error{color:var(--fail)}.diag{font-weight:600}
+.sub{color:var(--think)}.question{font-weight:600}
+.reason{color:var(--muted)}
+.extra{margin:-2px 0 8px 22px;padding:4px 12px;border-left:2px solid var(--line);font-size:14px}
 details.reasoning{margin:8px 0;color:var(--muted);font-size:14px;border-left:3px solid var(--think);padding-left:10px}
 details.reasoning>summary{cursor:pointer;color:var(--think);font-size:13px}
 details.call{border:1px solid var(--line);border-radius:6px;margin:5px 0;background:var(--code)}
@@ -921,20 +861,13 @@ details.call .body{padding:6px 12px 8px;background:var(--card);border-radius:0 0
 .result-alone .badge{background:#57606a}
 .name{font-weight:600}.summary{color:var(--muted);margin-left:4px}
 .mark{float:right;font-weight:700;margin-left:10px}.mark.ok{color:var(--ok)}.mark.fail{color:var(--fail)}.mark.pending{color:var(--muted);font-weight:400;font-size:12px}
-.dur{float:right;color:var(--muted);font-size:12px}
+summary .dur{float:right;color:var(--muted);font-size:12px}
 pre{margin:6px 0;padding:8px 10px;background:var(--code);border:1px solid var(--line);border-radius:6px;font-size:12.5px;line-height:1.45;white-space:pre-wrap;overflow-wrap:anywhere;max-height:420px;overflow:auto}
 .result{border-top:1px dashed var(--line);margin-top:6px;padding-top:4px}
 .facts{color:var(--muted);font-size:12px;margin:2px 0}
 p.error{color:var(--fail);margin:4px 0;font-size:13px}
 .plan{margin:10px 0;padding:8px 14px;border:1px solid var(--line);border-radius:6px}
-.plan ul{list-style:none;margin:0;padding:0}
-.plan li{margin:2px 0;display:flex;gap:8px;align-items:baseline}
-.plan .box{flex:none;width:12px;height:12px;border:1.5px solid var(--muted);border-radius:3px;position:relative;top:1px}
-.plan li.in-progress .box{border-color:var(--accent);background:linear-gradient(90deg,var(--accent) 50%,transparent 50%)}
-.plan li.completed{color:var(--muted);text-decoration:line-through}
-.plan li.completed .box{border-color:var(--ok);background:var(--ok)}
 .turn{margin:14px 0;padding-top:6px;border-top:1px dashed var(--line);font-size:12.5px}
-.turn.ok>span:first-child{color:var(--ok);font-weight:600}.turn.fail>span:first-child{color:var(--fail);font-weight:600}
 .note{margin:8px 0;padding:6px 12px;border-left:3px solid var(--muted);background:var(--code);border-radius:0 6px 6px 0;font-size:13px;overflow-wrap:anywhere}
 .note .text{white-space:pre-wrap}
 .note.warning{border-color:var(--warn)}.note.error{border-color:var(--fail)}
@@ -970,12 +903,5 @@ mod tests {
         assert_eq!(file_stem("/"), None);
         assert_eq!(file_stem("9d2e4f60-1c2b").as_deref(), Some("9d2e4f60-1c2b"));
         assert_eq!(file_stem(&"a".repeat(300)).map(|s| s.len()), Some(100));
-    }
-
-    #[test]
-    fn durations_read_naturally() {
-        assert_eq!(duration(850), "850 ms");
-        assert_eq!(duration(4200), "4.2 s");
-        assert_eq!(duration(185_000), "3 min 05 s");
     }
 }

@@ -96,11 +96,14 @@ fn the_escape_battery_and_markdown_payloads_stay_text() {
     assert_success(&out);
     let html = String::from_utf8(out.stdout).expect("UTF-8");
     assert_inert_page(&html);
-    for (name, payload) in ESCAPE_PAYLOADS {
-        assert!(html.contains(&escape(payload)), "{name}: the prompt is not shown escaped");
-    }
-    for payload in MARKDOWN_PAYLOADS {
-        assert!(html.contains(&escape(payload)), "{payload}: the prompt is not shown escaped");
+    // Each line of each payload is on the page, made safe and escaped (the tool output shows them
+    // as lines).
+    let payloads =
+        ESCAPE_PAYLOADS.iter().map(|(name, p)| (*name, *p)).chain(MARKDOWN_PAYLOADS.iter().map(|p| (*p, *p)));
+    for (name, payload) in payloads {
+        for line in agentnorm::render::clean_lines(payload) {
+            assert!(html.contains(&escape(&line)), "{name}: {line:?} is not shown escaped");
+        }
     }
     // Spelled out once, independently of `escape`.
     assert!(html.contains("&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;&lt;!--"));
@@ -199,7 +202,8 @@ proptest! {
         ];
         let html = page_from(&events);
         assert_inert_page(&html);
-        prop_assert!(html.contains(&escape(&t)));
+        // The interrupt's reason is one span: the whole text, made safe, escaped.
+        prop_assert!(html.contains(&escape(&agentnorm::render::clean(&t))));
     }
 }
 
@@ -226,22 +230,38 @@ fn a_result_sits_in_its_call_when_it_follows_it_and_is_linked_both_ways_when_not
         error: None,
         duration_ms: Some(1500),
     };
-    // a: result right after its call; b and c run in parallel, c's result right after c, b's last.
-    let html = page_from(&[call("a"), done("a", true), call("b"), call("c"), done("c", false), done("b", true)]);
+    let text = |t: &str| Event::OutputDelta { env: e.clone(), text: t.into(), message_id: None };
+    // a: its result right after it. b and c run in parallel: the render model shows them with
+    // their results, in call order. d: text comes before its result, so the call is shown
+    // running and its result where it came.
+    let html = page_from(&[
+        call("a"),
+        done("a", true),
+        call("b"),
+        call("c"),
+        done("c", false),
+        done("b", true),
+        call("d"),
+        text("while d runs"),
+        done("d", true),
+    ]);
     assert_inert_page(&html);
-    assert_eq!(ids_with(&html, "call-"), ["call-0-a", "call-0-b", "call-0-c"]);
-    assert_eq!(ids_with(&html, "result-"), ["result-0-a", "result-0-c", "result-0-b"]);
-    // a's and c's results are inside their calls; b's stands alone, linked both ways.
-    assert_eq!(html.matches("class=\"call result-alone\"").count(), 1);
-    assert!(html.contains("href=\"#result-0-b\""), "call b links to its result");
-    assert!(html.contains("href=\"#call-0-b\""), "result b links to its call");
-    assert!(!html.contains("href=\"#result-0-a\"") && !html.contains("href=\"#result-0-c\""));
+    assert_eq!(ids_with(&html, "call-"), ["call-0-a", "call-0-b", "call-0-c", "call-0-d"]);
+    assert_eq!(ids_with(&html, "result-"), ["result-0-a", "result-0-b", "result-0-c", "result-0-d"]);
+    assert_eq!(html.matches("class=\"call kind-run result-alone\"").count(), 1, "d's result alone");
+    assert!(html.contains("href=\"#result-0-d\""), "call d links to its result");
+    assert!(html.contains("href=\"#call-0-d\""), "result d links to its call");
+    for id in ["a", "b", "c"] {
+        assert!(!html.contains(&format!("href=\"#result-0-{id}\"")), "{id}'s result is inside its call");
+    }
     let pos = |id: &str| html.find(&format!("id=\"{id}\"")).unwrap();
     assert!(pos("call-0-a") < pos("result-0-a") && pos("result-0-a") < pos("call-0-b"));
-    assert!(pos("call-0-c") < pos("result-0-c") && pos("result-0-c") < pos("result-0-b"));
-    assert!(html.contains("1.5 s"), "durations are shown");
+    assert!(
+        pos("call-0-d") < html.find("while d runs").unwrap() && html.find("while d runs").unwrap() < pos("result-0-d")
+    );
+    assert!(html.contains("1.5s"), "durations are shown");
     assert_eq!(html.matches("class=\"mark fail\"").count(), 1, "c failed");
-    assert_eq!(html.matches("class=\"mark ok\"").count(), 3, "a on its call, b on its call and its result");
+    assert_eq!(html.matches("class=\"mark ok\"").count(), 3, "a, b and d's result");
 }
 
 #[test]

@@ -457,7 +457,7 @@ pub const PAGE_TAGS: &[&str] = &[
 
 /// The attributes a page may hold (no `on…`, no `style`, no `src`).
 pub const PAGE_ATTRS: &[&str] =
-    &["lang", "charset", "http-equiv", "content", "name", "class", "id", "href", "open", "title"];
+    &["lang", "charset", "http-equiv", "content", "name", "class", "id", "href", "open", "title", "rel"];
 
 /// Asserts that a page (as written, or as a browser serialized its DOM) holds only [`PAGE_TAGS`]
 /// with [`PAGE_ATTRS`], links only to anchors and http(s) URLs, one `<style>`, one `<title>`, and
