@@ -691,7 +691,7 @@ fn write_blocks(h: &mut String, sec: usize, blocks: &[Block]) {
     }
 }
 
-/// A tool block as a `<details>`: the headline (activity, name, target, outcome, duration) as its
+/// A tool block as a `<details>` (open when the call failed): the headline (activity, name, target, outcome, duration) as its
 /// summary; inside, the id, the arguments and the whole output; under it, in sight, what the
 /// model put under the call (plan, question, error). `paired`: `Some(true)` for a call shown running whose result
 /// comes later, `Some(false)` for the block completing such a call; the two link to each other.
@@ -702,9 +702,11 @@ fn write_tool(h: &mut String, sec: usize, b: &Block, t: &ToolCall, a: &str, pair
     let id = if is_result { format!("result-{sec}-{a}") } else { format!("call-{sec}-{a}") };
     let _ = write!(
         h,
-        "<details class=\"call kind-{}{}\" id=\"{id}\"><summary><span class=\"badge\">{}</span> <span class=\"name\">",
+        "<details class=\"call kind-{}{}\" id=\"{id}\"{}><summary><span class=\"badge\">{}</span> <span class=\"name\">",
         label.to_ascii_lowercase().replace(' ', "-"),
         if is_result { " result-alone" } else { "" },
+        // A failure is what a reader looks for: shown open.
+        if t.outcome == Outcome::Failed { " open" } else { "" },
         if is_result { "result" } else { label },
     );
     escape_into(h, &t.name);
@@ -751,6 +753,7 @@ fn write_tool(h: &mut String, sec: usize, b: &Block, t: &ToolCall, a: &str, pair
             .ok()
             .and_then(|v| serde_json::to_string_pretty(&v).ok())
             .unwrap_or_else(|| input.clone());
+        h.push_str("<div class=\"lbl\">arguments</div>");
         pre(h, "input", &pretty);
     }
     // What the model put under the headline, but the output (shown whole below).
@@ -768,8 +771,11 @@ fn write_tool(h: &mut String, sec: usize, b: &Block, t: &ToolCall, a: &str, pair
             if paired.is_none() { format!(" id=\"result-{sec}-{a}\"") } else { String::new() }
         );
         match &t.output {
-            Some(o) => pre(h, "output", &o.lines.join("\n")),
-            None => h.push_str("<p class=\"muted\">(no output)</p>"),
+            Some(o) => {
+                h.push_str("<div class=\"lbl\">output</div>");
+                pre(h, "output", &o.lines.join("\n"));
+            }
+            None => h.push_str("<div class=\"lbl\">no output</div>"),
         }
         h.push_str("</div>");
     }
@@ -848,6 +854,7 @@ hr{border:0;border-top:1px solid var(--line);margin:10px 0}
 .cost{color:var(--fg)}.rl.warn,.diag.warn{color:var(--warn)}.diag.error{color:var(--fail)}.diag{font-weight:600}
 .sub{color:var(--think)}.question{font-weight:600}
 .reason{color:var(--muted)}
+.lbl{font-size:11px;font-weight:600;letter-spacing:.05em;text-transform:uppercase;color:var(--muted);margin:6px 0 0}
 .extra{margin:-2px 0 8px 22px;padding:4px 12px;border-left:2px solid var(--line);font-size:14px}
 details.reasoning{margin:8px 0;color:var(--muted);font-size:14px;border-left:3px solid var(--think);padding-left:10px}
 details.reasoning>summary{cursor:pointer;color:var(--think);font-size:13px}
