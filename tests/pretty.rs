@@ -169,7 +169,7 @@ fn every_fixture_shows_every_call_turn_word_and_problem() {
         // A word wider than a row is broken across full rows.
         let joined: String =
             plain.lines().map(|r| if r.width() == WIDTH { r.to_owned() } else { format!("{r}\n") }).collect();
-        let shown = words(&joined);
+        let shown: BTreeSet<String> = words(&joined).union(&words(&plain)).cloned().collect();
         // Deltas in a row are one text; anything else between them separates two.
         let mut said = String::new();
         for e in &evs {

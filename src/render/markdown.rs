@@ -5,6 +5,7 @@
 //! [`super::clean`] (raw HTML too: it is shown as text, never interpreted).
 
 use pulldown_cmark::{Event as Md, HeadingLevel, Options, Parser, Tag, TagEnd};
+use unicode_width::UnicodeWidthStr;
 
 use super::{Line, Span, SpanKind, Wrap, clean, clean_lines};
 
@@ -62,6 +63,8 @@ struct Builder {
     code: String,
     /// Cells of the table row being built.
     cells: Vec<Vec<Span>>,
+    /// The rows of the table being built, laid out when it ends (columns padded to one width).
+    table: Vec<Vec<Vec<Span>>>,
     in_table_head: bool,
     in_cell: bool,
 }
@@ -178,6 +181,10 @@ impl Builder {
             }
             TagEnd::BlockQuote(_) => {
                 self.end_line();
+                // The separator the quote's last paragraph left keeps no bar after the quote.
+                if self.lines.last().is_some_and(|l| l.spans.is_empty()) {
+                    self.lines.pop();
+                }
                 self.containers.pop();
                 self.blank();
             }
@@ -225,7 +232,10 @@ impl Builder {
             }
             TagEnd::TableRow => self.row(),
             TagEnd::TableCell => self.in_cell = false,
-            TagEnd::Table => self.blank(),
+            TagEnd::Table => {
+                self.table_rows();
+                self.blank();
+            }
             _ => {}
         }
     }
@@ -255,16 +265,42 @@ impl Builder {
         self.spans.push(span);
     }
 
-    /// A table row: its cells joined by bars.
+    /// A table row, kept until the table ends.
     fn row(&mut self) {
         let cells = std::mem::take(&mut self.cells);
-        for (i, cell) in cells.into_iter().enumerate() {
-            if i > 0 {
-                self.spans.push(Span::new(SpanKind::Meta, " │ "));
+        self.table.push(cells);
+    }
+
+    /// The table's rows: cells padded to their column's width and joined by bars.
+    fn table_rows(&mut self) {
+        let width = |cell: &[Span]| cell.iter().map(|s| s.text.width()).sum::<usize>();
+        let rows = std::mem::take(&mut self.table);
+        let mut widths: Vec<usize> = Vec::new();
+        for row in &rows {
+            for (i, cell) in row.iter().enumerate() {
+                if widths.len() <= i {
+                    widths.push(0);
+                }
+                widths[i] = widths[i].max(width(cell));
             }
-            self.spans.extend(cell);
         }
-        self.end_line();
+        for row in rows {
+            let n = row.len();
+            for (i, mut cell) in row.into_iter().enumerate() {
+                if i > 0 {
+                    self.spans.push(Span::new(SpanKind::Meta, " │ "));
+                }
+                let pad = widths[i] - width(&cell);
+                if pad > 0 && i + 1 < n {
+                    cell.push(Span::new(SpanKind::Prose, " ".repeat(pad)));
+                }
+                self.spans.extend(cell);
+            }
+            // A table row is laid out as it is, not reflowed.
+            self.wrap = Wrap::Pre;
+            self.end_line();
+            self.wrap = Wrap::Reflow;
+        }
     }
 
     /// The prefix of the next row: quote bars, and a list item's marker on its first row (its

@@ -257,7 +257,8 @@ pub struct ToolCall {
     pub exit_code: Option<i64>,
     /// The error of a failed call (safe to show).
     pub error: Option<String>,
-    /// The whole output; the block's lines show only its first [`Output::shown`] lines.
+    /// The whole output; the block's lines show only its first [`Output::shown`] and last
+    /// [`Output::tail`] lines.
     pub output: Option<Output>,
     /// True when this block completes a call an earlier block showed as [`Outcome::Running`].
     pub resumed: bool,
@@ -272,8 +273,11 @@ pub struct ToolCall {
 pub struct Output {
     /// Every line (trailing blank lines dropped).
     pub lines: Vec<String>,
-    /// How many of them the block shows; the rest are behind an `… N more lines` marker.
+    /// How many of the first lines the block shows.
     pub shown: usize,
+    /// How many of the last lines the block shows (after the `… N more lines` marker that
+    /// stands for the lines between).
+    pub tail: usize,
 }
 
 /// A rendered piece of the transcript.
@@ -476,6 +480,8 @@ struct Pending {
     /// The event that began it (envelope for the block).
     first: Option<Event>,
     depth: usize,
+    /// The length at which it was last searched for a paragraph end in vain.
+    scanned: usize,
 }
 
 /// The turn's figures gathered for its footer.
@@ -510,6 +516,12 @@ pub struct Renderer {
 
 /// At most this many task calls are remembered for nesting and running calls for completion.
 const REMEMBER: usize = 4096;
+/// At most this many calls wait for their results before being shown running, and rate-limit
+/// windows are kept for a footer.
+const HOLD: usize = 64;
+/// Bytes of text gathered before whole paragraphs are shown without waiting for the message's
+/// end.
+const TEXT_HOLD: usize = 1 << 20;
 
 impl Renderer {
     /// A renderer with the given choices.
@@ -534,7 +546,7 @@ impl Renderer {
                 self.settle(out);
                 if let Some(src) = &env.source {
                     let line = Line {
-                        wrap: Wrap::Clip,
+                        wrap: Wrap::Pre,
                         ..Line::new(vec![Span::new(SpanKind::Meta, "── "), Span::new(SpanKind::Meta, clean(src))])
                     };
                     out.push(Block::new(BlockKind::Source, 0, ev, vec![line]));
@@ -556,9 +568,11 @@ impl Renderer {
                     used_percent: *used_percent,
                     resets_at: resets_at.as_deref().map(clean),
                 };
-                match self.turn.rate_limits.iter_mut().find(|r| r.window == rl.window) {
-                    Some(r) => *r = rl,
-                    None => self.turn.rate_limits.push(rl),
+                let limits = &mut self.turn.rate_limits;
+                match limits.iter().position(|r| r.window == rl.window) {
+                    Some(i) => limits[i] = rl,
+                    None if limits.len() < HOLD => limits.push(rl),
+                    None => {}
                 }
             }
             Event::OutputDelta { text, message_id, .. } => {
@@ -573,10 +587,16 @@ impl Renderer {
                     self.flush_text(out);
                 }
                 if self.text.first.is_none() {
-                    self.text =
-                        Pending { text: String::new(), message_id: message_id.clone(), first: Some(ev.clone()), depth };
+                    self.text = Pending {
+                        text: String::new(),
+                        message_id: message_id.clone(),
+                        first: Some(ev.clone()),
+                        depth,
+                        scanned: 0,
+                    };
                 }
                 self.text.text.push_str(&text.as_str());
+                self.bound_text(false, out);
             }
             Event::Reasoning { text, .. } => {
                 let Some(text) = text.as_ref().filter(|t| !t.is_empty()) else { return };
@@ -586,9 +606,11 @@ impl Renderer {
                     self.flush_reasoning(out);
                 }
                 if self.reasoning.first.is_none() {
-                    self.reasoning = Pending { text: String::new(), message_id: None, first: Some(ev.clone()), depth };
+                    self.reasoning =
+                        Pending { text: String::new(), message_id: None, first: Some(ev.clone()), depth, scanned: 0 };
                 }
                 self.reasoning.text.push_str(&text.as_str());
+                self.bound_text(true, out);
             }
             Event::ToolStarted { env, tool_id, name, kind, input, summary, synthetic } => {
                 self.flush_text(out);
@@ -620,6 +642,10 @@ impl Renderer {
                 // A call made up from a result has no start time of its own.
                 let started_ms =
                     env.at.as_deref().and_then(crate::time::parse_rfc3339_ms).filter(|_| *synthetic != Some(true));
+                // Memory stays bounded whatever the stream: past a point, calls are shown running.
+                if self.held.len() >= HOLD {
+                    self.flush_held(out);
+                }
                 self.held.push(Held { block, extra: Vec::new(), plan: None, started_ms, done: false });
             }
             Event::ToolCompleted { env, tool_id, name, kind, ok, output, exit_code, error, duration_ms } => {
@@ -638,8 +664,8 @@ impl Renderer {
                     call.result_line = env.line;
                     call.output =
                         output.as_ref().map(|o| clean_lines(&o.as_str())).filter(|l| !l.is_empty()).map(|lines| {
-                            let shown = shown_lines(call.kind, call.outcome, lines.len(), fold);
-                            Output { lines, shown }
+                            let (shown, tail) = shown_lines(call.kind, call.outcome, &lines, fold);
+                            Output { lines, shown, tail }
                         });
                 };
                 if let Some(h) =
@@ -884,15 +910,31 @@ impl Renderer {
     /// [`ToolCall::resumed`]) and the finished paragraphs of the text or reasoning being
     /// gathered (a paragraph still being written stays held: Markdown is parsed whole).
     pub fn flush(&mut self, out: &mut Vec<Block>) {
-        // Only whole paragraphs outside a code fence: Markdown is parsed per block.
         for reasoning in [true, false] {
+            self.release_paragraphs(reasoning, 1, out);
+        }
+        self.flush_held(out);
+    }
+
+    /// Emits the whole paragraphs of the text (or reasoning) being gathered; the one still being
+    /// written stays (Markdown is parsed per block, and a code fence is never cut).
+    /// It is searched again only once `growth` more bytes came since the last vain search.
+    fn release_paragraphs(&mut self, reasoning: bool, growth: usize, out: &mut Vec<Block>) {
+        {
             let pending = if reasoning { &mut self.reasoning } else { &mut self.text };
-            let Some(cut) = paragraph_cut(&pending.text) else { continue };
+            if pending.text.len() < pending.scanned.saturating_add(growth) {
+                return;
+            }
+            let Some(cut) = paragraph_cut(&pending.text) else {
+                pending.scanned = pending.text.len();
+                return;
+            };
             let rest = Pending {
                 text: pending.text.split_off(cut),
                 message_id: pending.message_id.clone(),
                 first: pending.first.clone(),
                 depth: pending.depth,
+                scanned: 0,
             };
             if reasoning {
                 self.flush_reasoning(out);
@@ -904,7 +946,22 @@ impl Renderer {
                 *pending = rest;
             }
         }
-        self.flush_held(out);
+    }
+
+    /// Keeps the text being gathered bounded: past [`TEXT_HOLD`] bytes its whole paragraphs are
+    /// shown, and past four times that all of it.
+    fn bound_text(&mut self, reasoning: bool, out: &mut Vec<Block>) {
+        let len = |r: &Renderer| if reasoning { r.reasoning.text.len() } else { r.text.text.len() };
+        if len(self) > TEXT_HOLD {
+            self.release_paragraphs(reasoning, TEXT_HOLD / 8, out);
+            if len(self) > 4 * TEXT_HOLD {
+                if reasoning {
+                    self.flush_reasoning(out);
+                } else {
+                    self.flush_text(out);
+                }
+            }
+        }
     }
 
     /// The end of the input: appends everything still held, and a footer for usage or rate
@@ -1049,18 +1106,34 @@ impl Renderer {
     }
 }
 
-/// How many output lines a finished call shows: reads, writes, edits, searches and plans show
-/// none when they succeed (their output is a file or a confirmation; the headline counts the
-/// lines), everything else up to `fold` (all when only one more would be hidden).
-fn shown_lines(kind: Option<ToolKind>, outcome: Outcome, total: usize, fold: usize) -> usize {
+/// How many of its first and last output lines a finished call shows: reads, writes, edits,
+/// searches and plans none when they succeed (their output is a file or a confirmation; the
+/// headline counts the lines), everything else `fold` lines, half from the start and half from
+/// the end, where a command says how it went (all when only one more would be hidden). The end
+/// part starts at a line that is not blank.
+fn shown_lines(kind: Option<ToolKind>, outcome: Outcome, lines: &[String], fold: usize) -> (usize, usize) {
+    let total = lines.len();
     let quiet = matches!(
         kind,
         Some(ToolKind::Read | ToolKind::Write | ToolKind::Edit | ToolKind::Search | ToolKind::Plan | ToolKind::Ask)
     );
     if quiet && outcome == Outcome::Ok {
-        return 0;
+        return (0, 0);
     }
-    if total <= fold.saturating_add(1) { total } else { fold }
+    if total <= fold.saturating_add(1) {
+        (total, 0)
+    } else {
+        let head = fold.div_ceil(2);
+        let mut want = fold - head;
+        let mut start = total;
+        while want > 0 && start > head {
+            start -= 1;
+            if !lines[start].trim().is_empty() {
+                want -= 1;
+            }
+        }
+        (head, total - start)
+    }
 }
 
 /// A held call's block, its lines laid out; a plan call that set no plan of its own is headed
@@ -1125,26 +1198,39 @@ fn tool_lines(call: &ToolCall, extra: Vec<Line>, plan: Option<&[PlanItem]>) -> V
         l.prefix.splice(0..0, indent());
         lines.push(l);
     }
-    let first_output = call.output.as_ref().and_then(|o| o.lines.iter().find(|l| !l.trim().is_empty()));
+    // The error is left out where the headline or the shown output already says it (CLIs often
+    // make it the output's first line, or its first characters).
     let says_exit = call.exit_code.is_some_and(|c| *err_text(call) == format!("exit code {c}"));
+    let in_output = |err: &str| {
+        call.output.as_ref().is_some_and(|o| {
+            let shown = o.lines[..o.shown].join("\n");
+            let err = err.trim();
+            !err.is_empty() && shown.trim_start().starts_with(err)
+        })
+    };
     if let Some(err) = &call.error
         && !says_exit
-        && first_output.is_none_or(|f| f.trim() != err.trim() || call.output.as_ref().is_some_and(|o| o.shown == 0))
+        && !in_output(err)
     {
         lines.push(Line { prefix: indent(), ..Line::new(vec![Span::new(SpanKind::Error, err.clone())]) });
     }
     if let Some(out) = &call.output {
-        for l in &out.lines[..out.shown] {
-            lines.push(Line { prefix: indent(), wrap: Wrap::Pre, spans: vec![Span::new(SpanKind::Output, l.clone())] });
-        }
-        let more = out.lines.len() - out.shown;
-        if more > 0 && out.shown > 0 {
+        let output_line = |l: &String| Line {
+            prefix: indent(),
+            wrap: Wrap::Pre,
+            spans: vec![Span::new(SpanKind::Output, l.clone())],
+        };
+        let tail = out.tail.min(out.lines.len() - out.shown);
+        lines.extend(out.lines[..out.shown].iter().map(output_line));
+        let more = out.lines.len() - out.shown - tail;
+        if more > 0 && out.shown + tail > 0 {
             let s = if more == 1 { "" } else { "s" };
             lines.push(Line {
                 prefix: indent(),
                 ..Line::new(vec![Span::new(SpanKind::More, format!("… {more} more line{s}"))])
             });
         }
+        lines.extend(out.lines[out.lines.len() - tail..].iter().map(output_line));
     }
     lines
 }

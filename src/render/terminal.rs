@@ -81,7 +81,13 @@ impl Terminal {
             })
             .collect();
         let room = self.width.max(MIN_WIDTH).saturating_sub(width_of(&prefix)).max(MIN_WIDTH / 2);
-        let spans = with_urls(&line.spans);
+        let mut spans = with_urls(&line.spans);
+        // A heading keeps its Markdown marks: without colour it would look like any paragraph,
+        // and the plain view is the coloured one without its codes.
+        if let Some(&Span { kind: SpanKind::Heading(level), .. }) = spans.first() {
+            let marks = "#".repeat(usize::from(level.clamp(1, 6)));
+            spans.insert(0, Span::new(SpanKind::Heading(level), format!("{marks} ")));
+        }
         let rows = match line.wrap {
             Wrap::Clip => vec![clip(&spans, room)],
             Wrap::Pre => hard_wrap(&spans, room),

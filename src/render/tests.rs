@@ -87,19 +87,27 @@ fn the_reported_duration_wins_and_a_failure_shows_its_exit_code_and_error() {
 
 #[test]
 fn long_output_is_folded_but_kept_whole() {
-    let output: String = (1..=10).map(|i| format!("line {i}\n")).collect();
+    let output: String = (1..=10).map(|i| format!("line {i}\n")).collect::<String>() + "\nresult\n";
     let evs = [started(1, "t1", ToolKind::Shell, "seq", None), completed(2, "t1", true, &output, None)];
     let blocks = render_all(&evs);
     let out = blocks[0].tool.as_ref().unwrap().output.as_ref().unwrap();
-    assert_eq!((out.lines.len(), out.shown), (10, RenderOptions::default().fold_lines));
-    assert_eq!(out.lines[9], "line 10");
-    let text = blocks[0].plain();
-    assert!(text.ends_with("    line 4\n    … 6 more lines\n"), "{text}");
-    assert!(!text.contains("line 5"), "{text}");
+    // Half the fold from the start, half from the end, the end starting at a line with text.
+    assert_eq!((out.lines.len(), out.shown, out.tail), (12, 2, 3));
+    assert_eq!(out.lines[11], "result");
+    assert_eq!(
+        blocks[0].plain(),
+        "✓ Run  seq\n    line 1\n    line 2\n    … 7 more lines\n    line 10\n    \n    result\n"
+    );
     // One line more than the fold is shown rather than folded.
     let five: String = (1..=5).map(|i| format!("l{i}\n")).collect();
     let blocks = render_all(&[started(1, "t", ToolKind::Shell, "x", None), completed(2, "t", true, &five, None)]);
     assert!(blocks[0].plain().contains("    l5\n") && !blocks[0].plain().contains("more line"));
+    // A fold of usize::MAX shows everything.
+    let mut r = Renderer::new(RenderOptions { fold_lines: usize::MAX, ..RenderOptions::default() });
+    let mut all = Vec::new();
+    r.push(&evs[0], &mut all);
+    r.push(&evs[1], &mut all);
+    assert_eq!(all[0].lines.len(), 13);
 }
 
 #[test]
@@ -395,4 +403,38 @@ fn figures_read_as_people_write_them() {
     assert_eq!(format_tokens(23_833), "23.8k");
     assert_eq!(format_tokens(999_999), "1.00M");
     assert_eq!(clean_lines("\n\nA\tb\r\nc\rd\n\n"), ["A    b", "c\\u{d}d"]);
+}
+
+#[test]
+fn memory_stays_bounded_when_calls_never_end() {
+    let mut r = Renderer::new(RenderOptions::default());
+    let mut out = Vec::new();
+    for i in 0..1000 {
+        r.push(&started(i, &format!("t{i}"), ToolKind::Shell, "x", None), &mut out);
+    }
+    assert!(out.len() >= 1000 - HOLD, "calls are shown running once too many wait: {}", out.len());
+    assert!(r.held.len() <= HOLD);
+    r.finish(&mut out);
+    assert_eq!(out.len(), 1000);
+    assert!(out.iter().all(|b| b.tool.as_ref().is_some_and(|t| t.outcome == Outcome::Running)));
+}
+
+#[test]
+fn a_message_that_never_ends_is_shown_paragraph_by_paragraph() {
+    let mut r = Renderer::new(RenderOptions::default());
+    let mut out = Vec::new();
+    let paragraph = format!("{}\n\n", "word ".repeat(2000));
+    for _ in 0..300 {
+        r.push(&delta(1, &paragraph), &mut out);
+    }
+    assert!(!out.is_empty(), "paragraphs are shown once the text is large");
+    assert!(r.text.text.len() <= TEXT_HOLD + paragraph.len());
+    // Without any paragraph break, all of it.
+    let mut r = Renderer::new(RenderOptions::default());
+    let mut out = Vec::new();
+    for _ in 0..500 {
+        r.push(&delta(1, &"x".repeat(10_000)), &mut out);
+    }
+    assert!(r.text.text.len() <= 4 * TEXT_HOLD + 10_000);
+    assert!(!out.is_empty());
 }
