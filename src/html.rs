@@ -460,7 +460,7 @@ fn span_class(k: SpanKind) -> &'static str {
     match k {
         SpanKind::Prose => "",
         SpanKind::Heading(_) => "hd",
-        SpanKind::Code => "code",
+        SpanKind::Code => "ic",
         SpanKind::CodeBlock => "cb",
         SpanKind::Link => "link",
         SpanKind::QuoteBar => "qbar",
@@ -841,11 +841,11 @@ table.tokens tr.totals th,table.tokens tr.totals td{font-weight:600}
 .ln.h1 .txt{font-size:1.35em;font-weight:700;margin:.3em 0 .1em}.ln.h2 .txt{font-size:1.2em;font-weight:700;margin:.3em 0 .1em}
 .ln.h3 .txt,.ln.h4 .txt,.ln.h5 .txt,.ln.h6 .txt{font-weight:700}
 .hd{font-weight:inherit}
-.code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"DejaVu Sans Mono",monospace;background:var(--code);border:1px solid var(--line);border-radius:4px;padding:0 4px;font-size:88%}
+.ic{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"DejaVu Sans Mono",monospace;background:var(--code);border:1px solid var(--line);border-radius:4px;padding:0 4px;font-size:88%}
 pre.code{background:var(--code)}
 hr{border:0;border-top:1px solid var(--line);margin:10px 0}
 .link.dead{text-decoration:underline dotted}
-.qbar{color:var(--line)}
+.qbar{color:var(--accent);font-weight:700}
 .meta,.more,.dur,.usage{color:var(--muted)}
 .ok{color:var(--ok)}.fail,.error{color:var(--fail)}.running{color:var(--muted)}
 .act{font-weight:600}.target{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"DejaVu Sans Mono",monospace}

@@ -38,7 +38,7 @@ const FIXTURES: [(&str, &str); 8] = [
 ];
 
 /// The fixture of the screenshot.
-const SCREENSHOT_FIXTURE: (&str, &str) = ("gemini", "stream_deltas_tools");
+const SCREENSHOT_FIXTURE: (&str, &str) = ("claude", "markdown_and_long_output");
 
 /// The screenshot must stay small enough to commit.
 const SCREENSHOT_MAX_BYTES: u64 = 200 << 10;
@@ -189,7 +189,7 @@ fn chromium_screenshot_of_a_fixture_session() {
     assert_success(&out);
     let page = save(dir.path(), "fixture.html", &String::from_utf8(out.stdout).unwrap());
     let shot = dir.path().join("shot.png");
-    run_chromium(&browser, &page, &[&format!("--screenshot={}", shot.display()), "--window-size=1000,1000"]);
+    run_chromium(&browser, &page, &[&format!("--screenshot={}", shot.display()), "--window-size=1000,1400"]);
     let png = std::fs::read(&shot).expect("chromium wrote the screenshot");
     assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "a PNG");
     assert!((png.len() as u64) < SCREENSHOT_MAX_BYTES, "screenshot of {} bytes", png.len());
