@@ -904,6 +904,23 @@ mod tests {
     }
 
     #[test]
+    fn only_web_links_are_live() {
+        assert!(live_url("https://example.org/a?b=c"));
+        assert!(live_url("HTTP://example.org"));
+        for dead in [
+            "javascript:alert(1)",
+            "JaVaScRiPt:alert(1)",
+            "data:text/html,x",
+            "file:///etc/passwd",
+            "#x",
+            "//evil",
+            "https:\\\\evil",
+        ] {
+            assert!(!live_url(dead), "{dead}");
+        }
+    }
+
+    #[test]
     fn file_stems_cannot_leave_the_folder() {
         assert_eq!(file_stem("../../etc/passwd").as_deref(), Some("_.._etc_passwd"));
         assert_eq!(file_stem(".."), None);
