@@ -7,7 +7,7 @@
 //! Live input is flushed block by block whenever it has nothing more ready.
 
 use std::fs::File;
-use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::io::{self, IsTerminal, Read, Seek, SeekFrom, Write};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex};
@@ -188,7 +188,11 @@ fn write_in_order(receivers: Vec<Receiver<Msg>>, settings: &Settings, out: &mut 
 fn worker(input: &Input, settings: &Settings, tx: &SyncSender<Msg>) {
     match settings.format {
         Format::Ndjson => work(input, settings, tx, NdjsonSink::default()),
-        Format::Pretty(term) => work(input, settings, tx, PrettySink::new(term)),
+        Format::Pretty(term) => {
+            // A running call's row is replaced by its result only on a real terminal.
+            let live = std::io::stdout().is_terminal() && std::env::var_os("TERM").is_none_or(|t| t != "dumb");
+            work(input, settings, tx, PrettySink::new(term).rewrite_running(live))
+        }
     }
 }
 

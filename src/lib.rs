@@ -8,7 +8,9 @@
 //! the README); [`Event`]'s docs describe each type.
 //!
 //! The library does no I/O: feed a [`Normalizer`] bytes in any chunks and collect events in a
-//! [`Sink`].
+//! [`Sink`]. For people, [`render`] turns events into a transcript of typed spans (tool calls
+//! with their outcome, Markdown, plans, usage), independent of the medium; its
+//! [`render::PrettySink`] is the terminal view of `--format pretty`.
 //!
 //! ```
 //! use agentnorm::{Event, Normalizer, Options};

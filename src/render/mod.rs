@@ -7,7 +7,8 @@
 //! ([`SpanKind`]), never how it looks: no colours, no escape codes, no HTML. A medium maps kinds
 //! to its own styling ([`terminal`] to ANSI SGR codes).
 //!
-//! Everything a [`Span`] holds is safe to show: agent-controlled text went through
+//! Every string of the model (spans, tool calls, footers, blocks) is safe to show:
+//! agent-controlled text went through
 //! [`crate::safe::printable`] (escape sequences, C1 and bidi controls written as visible
 //! `\u{1b}` text), tabs are expanded, and no span holds a line break. A medium only escapes its
 //! own syntax (`<`, `&` for HTML).
@@ -19,7 +20,7 @@
 //! [`Renderer::finish`] shows the rest.
 //!
 //! ```
-//! use agentnorm::render::{BlockKind, Outcome, Renderer, SpanKind};
+//! use agentnorm::render::{BlockKind, Outcome, SpanKind};
 //! use agentnorm::{Event, Normalizer, Options};
 //!
 //! let input = br#"{"type":"thread.started","thread_id":"t1"}
@@ -287,11 +288,11 @@ pub struct Block {
     pub kind: BlockKind,
     /// Subagent nesting: 0 for the main thread, 1 inside a task, …
     pub depth: usize,
-    /// The session it belongs to.
+    /// The session it belongs to (safe to show).
     pub session_id: Option<String>,
     /// The source line that made it (the first, for text from several lines).
     pub line: Option<u64>,
-    /// The frame's own timestamp, RFC 3339.
+    /// The frame's own timestamp, RFC 3339 (safe to show).
     pub at: Option<String>,
     /// The lines to show.
     pub lines: Vec<Line>,
@@ -307,9 +308,9 @@ impl Block {
         Block {
             kind,
             depth,
-            session_id: env.session_id.clone(),
+            session_id: env.session_id.as_deref().map(clean),
             line: env.line,
-            at: env.at.clone(),
+            at: env.at.as_deref().map(clean),
             lines,
             tool: None,
             footer: None,

@@ -405,6 +405,10 @@ pub struct PrettySink {
     term: Terminal,
     blocks: Vec<Block>,
     last: Option<BlockKind>,
+    /// Replace a running call's row by its result when nothing came between.
+    rewrite: bool,
+    /// The call whose one-row `running` headline is the last row written.
+    running_row: Option<String>,
     /// The rows written so far and not yet taken by the caller.
     pub buf: Vec<u8>,
 }
@@ -417,7 +421,23 @@ impl PrettySink {
 
     /// A sink with the model's choices given.
     pub fn with_options(term: Terminal, opts: RenderOptions) -> PrettySink {
-        PrettySink { renderer: Renderer::new(opts), term, blocks: Vec::new(), last: None, buf: Vec::new() }
+        PrettySink {
+            renderer: Renderer::new(opts),
+            term,
+            blocks: Vec::new(),
+            last: None,
+            rewrite: false,
+            running_row: None,
+            buf: Vec::new(),
+        }
+    }
+
+    /// For a live terminal: when a call's result comes right after its `running` row, that row
+    /// is replaced (cursor up, erase line: the only escapes besides colour this sink writes),
+    /// so the call keeps one row. Off by default; never for a pipe or a file.
+    pub fn rewrite_running(mut self, yes: bool) -> PrettySink {
+        self.rewrite = yes;
+        self
     }
 
     /// The input has nothing more ready: show what the renderer holds (calls still running,
@@ -429,12 +449,20 @@ impl PrettySink {
 
     fn write_blocks(&mut self) {
         for b in std::mem::take(&mut self.blocks) {
-            if let Some(prev) = self.last
+            let call = b.tool.as_ref();
+            if self.rewrite
+                && let Some(call) = call.filter(|c| c.resumed)
+                && self.running_row.as_deref() == Some(call.id.as_str())
+            {
+                self.buf.extend_from_slice(b"\x1b[1A\r\x1b[2K");
+            } else if let Some(prev) = self.last
                 && spaced(prev, b.kind)
             {
                 self.buf.push(b'\n');
             }
             self.last = Some(b.kind);
+            self.running_row =
+                call.filter(|c| c.outcome == Outcome::Running && b.lines.len() == 1).map(|c| c.id.clone());
             self.term.write_block(&b, &mut self.buf);
         }
     }

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::event::{Envelope, Text};
+use crate::sink::Sink;
 
 fn env(line: u64, at: Option<&str>) -> Envelope {
     Envelope { line: Some(line), at: at.map(str::to_owned), ..Envelope::default() }
@@ -437,4 +438,22 @@ fn a_message_that_never_ends_is_shown_paragraph_by_paragraph() {
     }
     assert!(r.text.text.len() <= 4 * TEXT_HOLD + 10_000);
     assert!(!out.is_empty());
+}
+
+#[test]
+fn on_a_live_terminal_a_running_row_is_replaced_by_its_result() {
+    let run = |rewrite: bool, between: bool| {
+        let mut sink = PrettySink::new(Terminal { width: 80, color: false }).rewrite_running(rewrite);
+        sink.event(&started(1, "t", ToolKind::Shell, "sleep 1", None));
+        sink.flush();
+        if between {
+            sink.event(&Event::Interrupt { env: Envelope::default(), reason: "x".into() });
+        }
+        sink.event(&completed(2, "t", true, "", None));
+        String::from_utf8(sink.buf).unwrap()
+    };
+    assert_eq!(run(true, false), "… Run  sleep 1 · running\n\x1b[1A\r\x1b[2K✓ Run  sleep 1\n");
+    assert_eq!(run(false, false), "… Run  sleep 1 · running\n✓ Run  sleep 1\n");
+    // A row written in between is never erased.
+    assert!(!run(true, true).contains('\x1b'));
 }
