@@ -12,6 +12,8 @@ Examples:
   claude -p 'x' --output-format stream-json --verbose | agentnorm --format pretty
                                              watch a session live as a coloured transcript
   agentnorm ~/logs/agents                    every *.jsonl / *.ndjson below a folder
+  agentnorm --format html session.jsonl > session.html   a page to read or share
+  agentnorm --format html --output-dir pages ~/.codex/sessions   one page per session
   agentnorm detect *.jsonl                   which CLI wrote each file
   codex exec --json 'x' 2>&1 | agentnorm diagnostics   each warning once, with its count
   agentnorm usage --by day                   token usage and cost from ~/.claude and ~/.codex
@@ -136,6 +138,9 @@ pub enum Format {
     Ndjson,
     /// A coloured transcript for a terminal.
     Pretty,
+    /// One self-contained HTML page (no scripts, no external assets), a section per session;
+    /// written at the end of input.
+    Html,
 }
 
 /// When to colour human output (`--color`).
@@ -154,6 +159,10 @@ pub enum Color {
 pub struct NormalizeArgs {
     /// Files or folders (walked for *.jsonl / *.ndjson, also .gz / .zst); none or "-" reads stdin.
     pub paths: Vec<PathBuf>,
+    /// With --format html: write one page per session into DIR (created if missing; file names
+    /// from the session ids, reduced to letters, digits, `.`, `_`, `-`) and print their paths.
+    #[arg(long, value_name = "DIR")]
+    pub output_dir: Option<PathBuf>,
     /// Force the input dialect instead of detecting it per frame.
     #[arg(long, value_name = "NAME", value_parser = DIALECTS)]
     pub dialect: Option<String>,
@@ -168,7 +177,8 @@ pub struct NormalizeArgs {
     pub no_observed_at: bool,
     /// `ndjson`: one event per line (the contract); `pretty`: a compact transcript for a person
     /// (one line per tool call with its outcome and duration, text wrapped, long output folded,
-    /// plans as checklists, a usage line per turn).
+    /// plans as checklists, a usage line per turn); `html`: one self-contained page, a section per
+    /// session, written at the end of input (see --output-dir).
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = Format::Ndjson)]
     pub format: Format,
     /// Colour the pretty output: `auto` when stdout is a terminal and NO_COLOR is unset.

@@ -308,6 +308,38 @@ fn open_followed(input: &Input, interrupted: &Arc<AtomicBool>) -> io::Result<inp
     Ok(Box::new(Followed { file, pos: 0, interrupted: Arc::clone(interrupted) }))
 }
 
+/// Normalizes one whole input into `sink` on the calling thread (the views that write at the end
+/// of input: `diagnostics`, `--format html`). Returns the summary, or `None` when the input could
+/// not be read from its start (it then gets no events), and the read error said on stderr.
+pub fn feed_input(input: &Input, options: &Options, sink: &mut dyn Sink) -> (Option<Summary>, Option<String>) {
+    let mut reader = match input::open(input) {
+        Ok(r) => r,
+        Err(e) => return (None, Some(format!("{}: {e}", input.name()))),
+    };
+    let mut norm = Normalizer::new(Options { source: input.source(), ..options.clone() });
+    let mut buf = vec![0u8; READ_CHUNK];
+    let mut fed = false;
+    let mut failed = None;
+    loop {
+        match reader.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                fed = true;
+                norm.feed(&buf[..n], sink);
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                failed = Some(format!("{}: {e}", input.name()));
+                if !fed {
+                    return (None, failed);
+                }
+                break;
+            }
+        }
+    }
+    (Some(norm.finish(sink)), failed)
+}
+
 /// Runs `f` on every input on up to `threads` worker threads and returns the results in input
 /// order (so that what is folded from them never depends on the thread count).
 pub fn map_inputs<T: Send>(inputs: &[Input], threads: usize, f: impl Fn(&Input) -> T + Sync) -> Vec<T> {

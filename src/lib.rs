@@ -36,6 +36,7 @@ pub mod detect;
 pub mod dialect;
 pub mod event;
 pub mod frame;
+pub mod html;
 pub mod json;
 pub mod normalize;
 pub mod prices;

