@@ -2,7 +2,8 @@
 //! headless Chromium. The DOM Chromium built (`--dump-dom`) must hold every tool call of the
 //! fixtures (one per dialect, on one page with a section each) and, for the hostile session, only
 //! the writer's own elements and attributes with the title unchanged (no script ran, no markup was
-//! injected); a screenshot of a fixture session is saved as `docs/screenshot-html.png`.
+//! injected); a screenshot of a fixture session is taken, and saved as `docs/screenshot-html.png` with
+//! `UPDATE_GOLDEN=1`.
 //!
 //! Needs the Debian package `chromium` (or `AGENTNORM_CHROMIUM=/path/to/browser`). Without one the
 //! tests pass with a message on stderr, unless `AGENTNORM_REQUIRE_CHROMIUM=1` (CI sets it), where
@@ -193,7 +194,11 @@ fn chromium_screenshot_of_a_fixture_session() {
     let png = std::fs::read(&shot).expect("chromium wrote the screenshot");
     assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "a PNG");
     assert!((png.len() as u64) < SCREENSHOT_MAX_BYTES, "screenshot of {} bytes", png.len());
-    let docs = common::root().join("docs");
-    std::fs::create_dir_all(&docs).unwrap();
-    std::fs::write(docs.join("screenshot-html.png"), &png).unwrap();
+    // The README's picture is rewritten like the golden files, only when asked: a test run
+    // leaves the work tree as it found it.
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        let docs = common::root().join("docs");
+        std::fs::create_dir_all(&docs).unwrap();
+        std::fs::write(docs.join("screenshot-html.png"), &png).unwrap();
+    }
 }
