@@ -96,6 +96,9 @@ pub struct DiagnosticsArgs {
     /// coalesced event stands for many reads).
     #[arg(long)]
     pub no_observed_at: bool,
+    /// Mask secrets in the diagnostics' messages and raw lines, as the normalizer's --redact does.
+    #[arg(long)]
+    pub redact: bool,
 }
 
 /// Options of `agentnorm usage`.
@@ -162,4 +165,8 @@ pub struct NormalizeArgs {
     /// Lines longer than this become `unknown` `line_too_long` (default 64 MiB).
     #[arg(long, value_name = "N", default_value_t = agentnorm::normalize::DEFAULT_MAX_LINE_BYTES)]
     pub max_line_bytes: usize,
+    /// Mask secrets (API keys, tokens, Authorization headers, private keys, NAME=value
+    /// assignments of secret-looking names) as [REDACTED:kind] in every event and `raw` line.
+    #[arg(long)]
+    pub redact: bool,
 }

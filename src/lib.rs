@@ -37,6 +37,7 @@ pub mod frame;
 pub mod json;
 pub mod normalize;
 pub mod prices;
+pub mod redact;
 pub mod report;
 pub mod safe;
 pub mod sink;

@@ -87,6 +87,7 @@ fn diagnostics(args: &DiagnosticsArgs) -> Result<u8> {
             source: input.source(),
             observed_at: false,
             filter,
+            redact: args.redact,
             ..Options::default()
         });
         let mut fed = false;
@@ -137,6 +138,7 @@ fn normalize(args: NormalizeArgs) -> Result<u8> {
             raw: args.raw,
             filter,
             max_line_bytes: args.max_line_bytes,
+            redact: args.redact,
         },
         threads: args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
         follow: args.follow,

@@ -40,6 +40,8 @@ pub struct Options {
     pub filter: TypeFilter,
     /// Lines longer than this become `unknown` `line_too_long`.
     pub max_line_bytes: usize,
+    /// Mask secrets in every event before it reaches the sink (`--redact`, [`crate::redact`]).
+    pub redact: bool,
 }
 
 impl Default for Options {
@@ -51,6 +53,7 @@ impl Default for Options {
             raw: false,
             filter: TypeFilter::all(),
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+            redact: false,
         }
     }
 }
@@ -900,6 +903,9 @@ impl Fold {
         if !matches!(ev, Event::RunEnded { .. }) {
             self.events += 1;
         }
+        if self.opts.redact {
+            crate::redact::redact_event(&mut ev);
+        }
         sink.event(&ev);
     }
 
@@ -949,8 +955,8 @@ fn normalize_at(at: &str) -> Option<String> {
     crate::time::parse_rfc3339_ms(at).map(crate::time::rfc3339_millis)
 }
 
-/// The first 200 characters of a line.
-fn sample(line: &[u8]) -> String {
+/// The first 200 characters of a line (`unknown.sample`).
+pub(crate) fn sample(line: &[u8]) -> String {
     String::from_utf8_lossy(line).chars().take(200).collect()
 }
 

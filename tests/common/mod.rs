@@ -42,6 +42,23 @@ pub fn fixtures(dialect: &str) -> Vec<PathBuf> {
     out
 }
 
+/// Every `fixtures/<dialect>/` folder name, sorted.
+pub fn all_dialects() -> Vec<String> {
+    let mut out: Vec<String> = std::fs::read_dir(root().join("fixtures"))
+        .expect("fixtures/")
+        .map(|e| e.expect("dir entry"))
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    out.sort();
+    out
+}
+
+/// Every fixture input of every dialect, relative to the crate root, sorted.
+pub fn all_fixtures() -> Vec<PathBuf> {
+    all_dialects().iter().flat_map(|d| fixtures(d)).collect()
+}
+
 /// The input lines of a fixture (relative to the crate root, or absolute) as the contract counts
 /// them: split on `\n`, a `\r` before it dropped, a last line without newline counted.
 pub fn input_lines(fixture: &Path) -> Vec<String> {
