@@ -17,6 +17,7 @@ use agentnorm::{NdjsonSink, Normalizer, Options, Summary};
 use anyhow::Result;
 
 use crate::input::{self, Input};
+use crate::progress::Counters;
 
 /// Output is handed to the writer in blocks of this size when the input keeps coming.
 const WRITE_BLOCK: usize = 256 << 10;
@@ -40,6 +41,8 @@ pub struct Settings {
     pub follow: bool,
     /// Set by SIGINT.
     pub interrupted: Arc<AtomicBool>,
+    /// Where files done and bytes read are counted for the progress line, when one is drawn.
+    pub progress: Option<Arc<Counters>>,
 }
 
 /// What happened, for the exit status.
@@ -90,6 +93,9 @@ pub fn run(inputs: Vec<Input>, settings: &Settings, out: &mut impl Write) -> Res
                 if std::panic::catch_unwind(run).is_err() {
                     let why = format!("{}: internal error, input abandoned (please report it)", inputs[i].name());
                     let _ = tx.send(Msg::Failed(why));
+                }
+                if let Some(p) = &settings.progress {
+                    p.file_done();
                 }
             }
         });
@@ -175,6 +181,9 @@ fn worker(input: &Input, settings: &Settings, tx: &SyncSender<Msg>) {
             }
         };
         fed = true;
+        if let Some(p) = &settings.progress {
+            p.read(n);
+        }
         norm.feed(&buf[..n], &mut sink);
         if (sink.buf.len() >= WRITE_BLOCK || !more_ready(stdin_fd, settings.follow))
             && !sink.buf.is_empty()
