@@ -58,12 +58,13 @@ const SECRET_NAME: &str = "(?:(?i:(?:[a-z0-9_.-]*[_.-])?(?:api[_.-]?key|secret|s
 private[_.-]?key|access[_.-]?key|credentials?))|(?:[a-z][a-zA-Z0-9]*)?(?:ApiKey|APIKey|Secret|SecretKey|Password|\
 Passwd|Token|PrivateKey|AccessKey|Credentials?)|apiKey)";
 
-/// Keywords at least one of which every pattern's match contains (ASCII, any case), plus the
-/// escapes `\u0020`…`\u007f` through which an escaped string could hide one.
+/// Keywords at least one of which every match contains (ASCII, any case): the prefixes of
+/// tokens, header names, and the escapes `\u0020`…`\u007f` through which an escaped string could
+/// hide any of them.
 const KEYWORDS: &[&str] = &[
     "sk-",
-    "sk_",
-    "rk_",
+    "k_live_",
+    "k_test_",
     "ghp_",
     "gho_",
     "ghs_",
@@ -77,12 +78,13 @@ const KEYWORDS: &[&str] = &[
     "aiza",
     "xox",
     "eyj",
+    "private key",
     "authorization",
-    "key",
-    "token",
-    "secret",
-    "pass",
-    "credential",
+    "api-key",
+    "x-auth-token",
+    "aws_secret",
+    "awssecret",
+    "pass=",
     "\\u002",
     "\\u003",
     "\\u004",
@@ -90,6 +92,14 @@ const KEYWORDS: &[&str] = &[
     "\\u006",
     "\\u007",
 ];
+
+/// The last words of secret names (`.env` names, quoted assignments, JSON keys), each a keyword
+/// when followed by a character that can follow a name ([`NAME_ENDS`]): `tokens` in prose does
+/// not wake the regex. `pass` ends only `.env` names (`DB_PASS=`), so only `pass=` is a keyword.
+const NAME_TAILS: &[&str] = &["key", "token", "secret", "passwd", "password", "credential", "credentials"];
+
+/// What may follow a secret name: `=`, `:`, a closing quote (also escaped), a blank.
+const NAME_ENDS: &[char] = &['=', ':', '"', '\'', '\\', ' ', '\t'];
 
 /// The compiled patterns.
 struct Redactor {
@@ -112,33 +122,37 @@ fn redactor() -> &'static Redactor {
             r#"(?x)
             (?P<pem>-----BEGIN[A-Z0-9\ ]*PRIVATE\ KEY-----
                 (?:[A-Za-z0-9+/=\s\\:,.\-]*?-----END[A-Z0-9\ ]*PRIVATE\ KEY-----|[A-Za-z0-9+/=\s\\:,.\-]*))
-            |(?P<auth>(?i:\b(?:proxy-)?authorization)["']?\s*[:=]\s*["']?\s*(?i:bearer|basic|token|bot)\s+)
+            |(?P<auth>(?i:(?-u:\b)(?:proxy-)?authorization)["']?\s*[:=]\s*["']?\s*(?i:bearer|basic|token|bot)\s+)
                 (?P<auth_v>[A-Za-z0-9\-._~+/]{{8,}}=*)
-            |(?P<hdr>(?i:\bx-api-key|\bapi-key|\bx-auth-token)["']?\s*:\s*["']?\s*)(?P<hdr_v>[A-Za-z0-9\-._~+/]{{8,}}=*)
-            |(?P<aws>(?i:\baws_?secret_?access_?key|\baws_?secret_?key)["']?\s*[:=]\s*["']?)(?P<aws_v>[A-Za-z0-9/+=]{{40}})
-            |(?P<env>\b(?:[A-Z][A-Z0-9_]*_)?(?:API_?KEY|APIKEY|TOKEN|SECRET|SECRET_?KEY|PASSWORD|PASSWD|PASS|PRIVATE_KEY|ACCESS_KEY|CREDENTIALS?)=)
+            |(?P<hdr>(?i:(?-u:\b)x-api-key|(?-u:\b)api-key|(?-u:\b)x-auth-token)["']?\s*:\s*["']?\s*)(?P<hdr_v>[A-Za-z0-9\-._~+/]{{8,}}=*)
+            |(?P<aws>(?i:(?-u:\b)aws_?secret_?access_?key|(?-u:\b)aws_?secret_?key)["']?\s*[:=]\s*["']?)(?P<aws_v>[A-Za-z0-9/+=]{{40}})
+            |(?P<env>(?-u:\b)(?:[A-Z][A-Z0-9_]*_)?(?:API_?KEY|APIKEY|TOKEN|SECRET|SECRET_?KEY|PASSWORD|PASSWD|PASS|PRIVATE_KEY|ACCESS_KEY|CREDENTIALS?)=)
                 (?P<env_v>"[^"$\n][^"\n]*"|'[^'$\n][^'\n]*'|[^\s"'\\$][^\s"'\\]*)
-            |(?P<assign>["']?\b{SECRET_NAME}["']?\s*[:=]\s*)
+            |(?P<assign>["']?(?-u:\b){SECRET_NAME}["']?[\ \t]*[:=]\s*)
                 (?P<assign_v>"[^"$\\\n][^"\\\n]*"|'[^'$\\\n][^'\\\n]*')
-            |(?P<anthropic>\bsk-ant-[A-Za-z0-9_\-]{{20,}})
-            |(?P<openai>\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{{20,}})
-            |(?P<github>\b(?:gh[pousr]_[A-Za-z0-9]{{30,}}|github_pat_[A-Za-z0-9_]{{22,}}))
-            |(?P<aws_id>\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{{16}}\b)
-            |(?P<google>\bAIza[0-9A-Za-z_\-]{{35}})
-            |(?P<slack>\bxox[abprs]-[A-Za-z0-9\-]{{10,}})
-            |(?P<stripe>\b[sr]k_(?:live|test)_[A-Za-z0-9]{{16,}})
-            |(?P<jwt>\beyJ[A-Za-z0-9_\-]{{4,}}\.eyJ[A-Za-z0-9_\-]{{4,}}\.[A-Za-z0-9_\-]*)
+            |(?P<anthropic>(?-u:\b)sk-ant-[A-Za-z0-9_\-]{{20,}})
+            |(?P<openai>(?-u:\b)sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{{20,}})
+            |(?P<github>(?-u:\b)(?:gh[pousr]_[A-Za-z0-9]{{30,}}|github_pat_[A-Za-z0-9_]{{22,}}))
+            |(?P<aws_id>(?-u:\b)(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{{16}}(?-u:\b))
+            |(?P<google>(?-u:\b)AIza[0-9A-Za-z_\-]{{35}})
+            |(?P<slack>(?-u:\b)xox[abprs]-[A-Za-z0-9\-]{{10,}})
+            |(?P<stripe>(?-u:\b)[sr]k_(?:live|test)_[A-Za-z0-9]{{16,}})
+            |(?P<jwt>(?-u:\b)eyJ[A-Za-z0-9_\-]{{4,}}\.eyJ[A-Za-z0-9_\-]{{4,}}\.[A-Za-z0-9_\-]*)
             "#
         );
         Redactor {
             prefilter: AhoCorasickBuilder::new()
                 .ascii_case_insensitive(true)
-                .match_kind(MatchKind::LeftmostFirst)
-                .build(KEYWORDS)
+                .match_kind(MatchKind::Standard)
+                .build(
+                    KEYWORDS.iter().map(|k| k.to_string()).chain(
+                        NAME_TAILS.iter().flat_map(|w| NAME_ENDS.iter().map(move |c| format!("{w}{c}"))),
+                    ),
+                )
                 .expect("the keywords build an automaton"),
             re: Regex::new(&pattern).expect("the secret patterns compile"),
             secret_key: Regex::new(&format!("^{SECRET_NAME}$")).expect("the name pattern compiles"),
-            cut_token: Regex::new(r"\b(?:sk-|sk_|rk_|gh[pousr]_|github_pat_|AKIA|ASIA|AIza|xox[abprs]-|eyJ)[^\s]+$")
+            cut_token: Regex::new(r"(?-u:\b)(?:sk-|sk_|rk_|gh[pousr]_|github_pat_|AKIA|ASIA|AIza|xox[abprs]-|eyJ)[^\s]+$")
                 .expect("the cut-token pattern compiles"),
         }
     })
@@ -168,9 +182,11 @@ impl Redactor {
 
     /// `s` masked, or `None` when nothing in it is a secret.
     fn str(&self, s: &str, depth: u8) -> Option<String> {
-        if !self.hit(s) {
-            return None;
-        }
+        if self.hit(s) { self.str_with_keyword(s, depth) } else { None }
+    }
+
+    /// [`Redactor::str`] for a string known to hold a keyword.
+    fn str_with_keyword(&self, s: &str, depth: u8) -> Option<String> {
         if depth < MAX_DEPTH && matches!(s.trim_start().as_bytes().first(), Some(b'{' | b'[')) {
             self.json(s, depth)
         } else {
@@ -260,7 +276,7 @@ impl Redactor {
                 changed = true;
             } else if self.hit(lit) {
                 let masked = match &decoded {
-                    Ok(v) => self.str(v, depth + 1).map(|m| serde_json::to_string(&m).unwrap_or_default()),
+                    Ok(v) => self.str_with_keyword(v, depth + 1).map(|m| serde_json::to_string(&m).unwrap_or_default()),
                     // Not a valid literal (a broken line): masked as it is written.
                     Err(_) => self.plain(lit),
                 };
@@ -311,7 +327,7 @@ impl Redactor {
         if !candidate {
             return false;
         }
-        let masked = self.str(&t.as_str(), 0);
+        let masked = self.str_with_keyword(&t.as_str(), 0);
         match masked {
             Some(m) => {
                 *t = Text::from(m);

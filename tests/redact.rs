@@ -271,3 +271,63 @@ fn no_fixture_changes_under_redact() {
         assert!(run(false) == run(true), "{} changes under --redact", f.display());
     }
 }
+
+/// Pieces that secrets, escapes and JSON are made of, glued at random into text.
+fn piece() -> impl proptest::strategy::Strategy<Value = String> {
+    use proptest::prelude::*;
+    prop_oneof![
+        Just("sk-ant-api03-".to_owned()),
+        Just("sk-proj-".to_owned()),
+        Just("ghp_".to_owned()),
+        Just("AKIA".to_owned()),
+        Just("eyJhbGciOi.".to_owned()),
+        Just("-----BEGIN RSA PRIVATE KEY-----".to_owned()),
+        Just("-----END RSA PRIVATE KEY-----".to_owned()),
+        Just("Authorization: Bearer ".to_owned()),
+        Just("API_KEY=".to_owned()),
+        Just("\"password\": ".to_owned()),
+        Just("'".to_owned()),
+        Just("\"".to_owned()),
+        Just("\\".to_owned()),
+        Just("\\u0073".to_owned()),
+        Just("{".to_owned()),
+        Just("}".to_owned()),
+        Just(":".to_owned()),
+        Just("\n".to_owned()),
+        Just("é→🚀".to_owned()),
+        "[A-Za-z0-9_/+=.-]{0,40}",
+    ]
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 300, ..Default::default() })]
+
+    /// Whatever the text, as assistant text (short and long, so both string paths), as a tool's
+    /// JSON input and as a line of its own: no panic, every output line is JSON, and every `raw`
+    /// of a JSON input line is still JSON.
+    #[test]
+    fn redacted_output_stays_json(pieces in proptest::collection::vec(piece(), 0..30)) {
+        let text: String = pieces.concat();
+        let long = format!("{text}{}", " padding".repeat(40));
+        let mut input = String::new();
+        for t in [&text, &long] {
+            input.push_str(&assistant_text(t));
+            input.push('\n');
+        }
+        let tool = serde_json::json!({"type":"assistant","message":{"id":"m2","model":"claude-sonnet-5","content":[
+            {"type":"tool_use","id":"t1","name":"Bash","input":{"command": text, "env": {"API_KEY": text}}}]},
+            "session_id":"s1","parent_tool_use_id":null});
+        input.push_str(&tool.to_string());
+        input.push('\n');
+        input.push_str(&text.replace('\n', " "));
+        input.push('\n');
+        let opts = agentnorm::Options { observed_at: false, raw: true, redact: true, ..Default::default() };
+        let out = common::normalize_in_sizes(input.as_bytes(), opts, &[]);
+        for line in String::from_utf8(out).unwrap().lines() {
+            let ev: Value = serde_json::from_str(line).unwrap();
+            if ev["type"] != "unknown" && let Some(raw) = ev["raw"].as_str() {
+                serde_json::from_str::<Value>(raw).unwrap();
+            }
+        }
+    }
+}
