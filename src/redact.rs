@@ -35,9 +35,12 @@
 //! PEM block) is found and the output stays valid JSON. Long strings the normalizer passes
 //! through as their escaped input bytes ([`Text`]) are decoded only when a keyword is there.
 //!
-//! Cost: one Aho-Corasick scan of each string for the keywords every pattern contains (`sk-`,
-//! `key`, `token`, `eyJ`, …, and `\u002`…`\u007`, which could spell a keyword in escaped form);
-//! the regex runs only on strings where one is found.
+//! Cost: one Aho-Corasick scan of each string for the keywords every match contains (token
+//! prefixes such as `sk-`, `ghp_`, `eyJ`; the last word of a secret name followed by `=`, `:`, a
+//! quote or a blank, such as `token=` or `key"`; and `\u002`…`\u007`, through which an escaped
+//! string could spell any of them); the regex runs only on strings where one is found. On the
+//! reference workload (100 MB, no secrets) normalizing takes about 1.9 times as long with
+//! `--redact` as without.
 
 use std::sync::OnceLock;
 
