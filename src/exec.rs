@@ -130,7 +130,9 @@ fn write_in_order(receivers: Vec<Receiver<Msg>>, settings: &Settings, out: &mut 
                     out.flush()?;
                 }
                 Msg::Failed(why) => {
-                    eprintln!("agentnorm: {why}");
+                    // On its own line, not after the progress line (redrawn at its next tick).
+                    let clear = if settings.progress.is_some() { crate::progress::CLEAR } else { "" };
+                    eprintln!("{clear}agentnorm: {why}");
                     outcome.input_failed = true;
                 }
                 Msg::Done(summary) => {

@@ -16,8 +16,9 @@ use std::time::Duration;
 const TICK: Duration = Duration::from_millis(100);
 /// Runs shorter than this never draw it (no flicker on quick runs).
 const FIRST_DRAW_TICKS: u32 = 3;
-/// Moves to the start of the line and erases it.
-const CLEAR: &str = "\r\x1b[K";
+/// Moves to the start of the line and erases it (also written before a message printed while the
+/// line is shown).
+pub const CLEAR: &str = "\r\x1b[K";
 
 /// What the workers report.
 #[derive(Debug, Default)]
