@@ -40,7 +40,8 @@ pub struct Options {
     pub filter: TypeFilter,
     /// Lines longer than this become `unknown` `line_too_long`.
     pub max_line_bytes: usize,
-    /// Mask secrets in every event before it reaches the sink (`--redact`, [`crate::redact`]).
+    /// Mask secrets in every event before it reaches the sink, also secrets split over streamed
+    /// text pieces (`--redact`, [`crate::redact`]).
     pub redact: bool,
 }
 
@@ -237,6 +238,8 @@ pub struct Fold {
     cur: Current,
     /// The model the stream last named for its requests.
     model: Option<String>,
+    /// `--redact`'s memory of text arriving in pieces.
+    redaction: crate::redact::Redaction,
 }
 
 /// The frame being applied: what its events carry besides `line`.
@@ -435,6 +438,7 @@ impl Fold {
             deferred: Vec::new(),
             cur: Current::default(),
             model: None,
+            redaction: Default::default(),
         }
     }
 
@@ -904,7 +908,7 @@ impl Fold {
             self.events += 1;
         }
         if self.opts.redact {
-            crate::redact::redact_event(&mut ev);
+            self.redaction.event(&mut ev);
         }
         sink.event(&ev);
     }

@@ -331,3 +331,31 @@ proptest::proptest! {
         }
     }
 }
+
+/// Claude with `--include-partial-messages` streams text in pieces of a few characters: a key
+/// split over pieces is masked in every piece after its prefix, in `text` and in `raw`, and the
+/// text still comes out once, in order.
+#[test]
+fn a_secret_split_over_streamed_pieces() {
+    let pieces =
+        ["Your key is sk-ant-", "api03-FAKE12", "34fakeFAKE56", "78fake and ", "OPENAI_API_KEY=", "FAKEabc", "9 ok"];
+    let mut input = String::from(
+        r#"{"type":"stream_event","event":{"type":"message_start","message":{"id":"m1","model":"claude-sonnet-5","usage":{"input_tokens":5,"output_tokens":1}}},"session_id":"s1","parent_tool_use_id":null}"#,
+    );
+    input.push('\n');
+    for p in pieces {
+        let delta = serde_json::json!({"type":"stream_event","event":{"type":"content_block_delta","index":0,
+            "delta":{"type":"text_delta","text":p}},"session_id":"s1","parent_tool_use_id":null});
+        input.push_str(&delta.to_string());
+        input.push('\n');
+    }
+    let (plain, evs) = run(&["--raw"], &input);
+    assert_eq!(common::output_text(&evs), pieces.concat());
+    assert!(plain.contains("FAKE"));
+    let (out, evs) = run(&["--raw", "--redact"], &input);
+    assert!(!out.contains("FAKE"), "{out}");
+    assert_eq!(
+        common::output_text(&evs),
+        "Your key is [REDACTED:cut][REDACTED:cut][REDACTED:cut][REDACTED:cut] and OPENAI_API_KEY=[REDACTED:cut][REDACTED:cut] ok"
+    );
+}
