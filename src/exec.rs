@@ -18,6 +18,7 @@ use agentnorm::{NdjsonSink, Normalizer, Options, Sink, Summary};
 use anyhow::Result;
 
 use crate::input::{self, Input};
+use crate::progress::Counters;
 
 /// Output is handed to the writer in blocks of this size when the input keeps coming.
 const WRITE_BLOCK: usize = 256 << 10;
@@ -83,6 +84,8 @@ pub struct Settings {
     pub follow: bool,
     /// Set by SIGINT.
     pub interrupted: Arc<AtomicBool>,
+    /// Where files done and bytes read are counted for the progress line, when one is drawn.
+    pub progress: Option<Arc<Counters>>,
 }
 
 /// What happened, for the exit status.
@@ -134,6 +137,9 @@ pub fn run(inputs: Vec<Input>, settings: &Settings, out: &mut impl Write) -> Res
                     let why = format!("{}: internal error, input abandoned (please report it)", inputs[i].name());
                     let _ = tx.send(Msg::Failed(why));
                 }
+                if let Some(p) = &settings.progress {
+                    p.file_done();
+                }
             }
         });
     }
@@ -167,7 +173,9 @@ fn write_in_order(receivers: Vec<Receiver<Msg>>, settings: &Settings, out: &mut 
                     out.flush()?;
                 }
                 Msg::Failed(why) => {
-                    eprintln!("agentnorm: {why}");
+                    // On its own line, not after the progress line (redrawn at its next tick).
+                    let clear = if settings.progress.is_some() { crate::progress::CLEAR } else { "" };
+                    eprintln!("{clear}agentnorm: {why}");
                     outcome.input_failed = true;
                 }
                 Msg::Done(summary) => {
@@ -229,6 +237,9 @@ fn work(input: &Input, settings: &Settings, tx: &SyncSender<Msg>, mut sink: impl
             }
         };
         fed = true;
+        if let Some(p) = &settings.progress {
+            p.read(n);
+        }
         norm.feed(&buf[..n], &mut sink);
         let idle = sink.buffered() < WRITE_BLOCK && !more_ready(stdin_fd, settings.follow);
         if idle {

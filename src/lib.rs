@@ -40,6 +40,7 @@ pub mod html;
 pub mod json;
 pub mod normalize;
 pub mod prices;
+pub mod redact;
 pub mod render;
 pub mod report;
 pub mod safe;

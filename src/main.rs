@@ -5,8 +5,9 @@
 mod cli;
 mod exec;
 mod input;
+mod progress;
 
-use std::io::{self, Read, Write};
+use std::io::{self, IsTerminal as _, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -18,7 +19,7 @@ use agentnorm::normalize::TypeFilter;
 use agentnorm::render::{ColorMode, Terminal};
 use agentnorm::{Dialect, Event, NdjsonSink, Normalizer, Options};
 use anyhow::{Context, Result};
-use clap::Parser as _;
+use clap::{CommandFactory as _, Parser as _};
 
 use cli::{Cli, Command, DiagnosticsArgs, Format, NormalizeArgs, UsageArgs};
 use input::Input;
@@ -44,6 +45,25 @@ fn run(cli: Cli) -> Result<u8> {
         Some(Command::Schema) => {
             let schema = serde_json::to_string_pretty(&Event::json_schema())?;
             writeln!(io::stdout().lock(), "{schema}")?;
+            Ok(0)
+        }
+        Some(Command::Completions { shell }) => {
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "agentnorm", &mut script);
+            io::stdout().lock().write_all(&script)?;
+            Ok(0)
+        }
+        Some(Command::Man { subcommand }) => {
+            let mut cmd = Cli::command();
+            // Built, subcommands get their display names (`agentnorm-usage`) for their pages' titles.
+            cmd.build();
+            if let Some(name) = subcommand {
+                cmd = cmd.find_subcommand(&name).cloned().with_context(|| format!("no subcommand {name:?}"))?;
+            }
+            let mut page = Vec::new();
+            let source = concat!("agentnorm ", env!("CARGO_PKG_VERSION"));
+            clap_mangen::Man::new(cmd).source(source).render(&mut page)?;
+            io::stdout().lock().write_all(&page)?;
             Ok(0)
         }
         Some(Command::Detect { paths }) => detect(&paths),
@@ -78,6 +98,7 @@ fn diagnostics(args: &DiagnosticsArgs) -> Result<u8> {
         dialect: args.dialect.as_deref().and_then(Dialect::from_name),
         observed_at: false,
         filter,
+        redact: args.redact,
         ..Options::default()
     };
     for input in input::expand(&args.paths, &mut failed) {
@@ -117,6 +138,9 @@ fn normalize(args: NormalizeArgs) -> Result<u8> {
             cli::Color::Never => ColorMode::Never,
         })),
     };
+    // Over many files into a pipe or a file: a progress line on a terminal's stderr.
+    let many = inputs.len() > 1 && !args.follow && !io::stdout().is_terminal();
+    let mut progress = progress::Progress::start(inputs.len(), many);
     let settings = exec::Settings {
         format,
         options: Options {
@@ -126,12 +150,15 @@ fn normalize(args: NormalizeArgs) -> Result<u8> {
             raw: args.raw,
             filter,
             max_line_bytes: args.max_line_bytes,
+            redact: args.redact,
         },
         threads: args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
         follow: args.follow,
         interrupted,
+        progress: progress.counters(),
     };
     let outcome = exec::run(inputs, &settings, &mut io::stdout().lock())?;
+    progress.finish();
     let mut code = 0;
     if args.strict && outcome.unknown {
         code = 1;
@@ -165,6 +192,7 @@ fn html(args: &NormalizeArgs, filter: TypeFilter) -> Result<u8> {
         raw: args.raw,
         filter,
         max_line_bytes: args.max_line_bytes,
+        redact: args.redact,
     };
     let mut failed = false;
     let (mut unknown, mut turn_failed) = (false, false);
@@ -257,7 +285,10 @@ fn usage(args: UsageArgs) -> Result<u8> {
     let inputs = input::expand(&paths, &mut failed);
     let dialect = args.dialect.as_deref().and_then(Dialect::from_name);
     let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let mut progress = progress::Progress::start(inputs.len(), true);
+    let counters = progress.counters();
     let collected = exec::map_inputs(&inputs, threads, |input| -> Result<report::InputUsage, String> {
+        let _done = counters.as_deref().map(progress::Counters::done_on_drop);
         let mut reader = input::open(input).map_err(|e| format!("{}: {e}", input.name()))?;
         let options = Options { dialect, source: input.source(), observed_at: false, ..Options::default() };
         let mut norm = Normalizer::new(options);
@@ -266,7 +297,12 @@ fn usage(args: UsageArgs) -> Result<u8> {
         loop {
             match reader.read(&mut buf) {
                 Ok(0) => break,
-                Ok(n) => norm.feed(&buf[..n], &mut collector),
+                Ok(n) => {
+                    if let Some(c) = &counters {
+                        c.read(n);
+                    }
+                    norm.feed(&buf[..n], &mut collector);
+                }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(format!("{}: {e}", input.name())),
             }
@@ -274,6 +310,7 @@ fn usage(args: UsageArgs) -> Result<u8> {
         norm.finish(&mut collector);
         Ok(collector.finish())
     });
+    progress.finish();
     let mut rep = Report::default();
     for c in collected {
         match c {

@@ -40,6 +40,9 @@ pub struct Options {
     pub filter: TypeFilter,
     /// Lines longer than this become `unknown` `line_too_long`.
     pub max_line_bytes: usize,
+    /// Mask secrets in every event before it reaches the sink, also secrets split over streamed
+    /// text pieces (`--redact`, [`crate::redact`]).
+    pub redact: bool,
 }
 
 impl Default for Options {
@@ -51,6 +54,7 @@ impl Default for Options {
             raw: false,
             filter: TypeFilter::all(),
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+            redact: false,
         }
     }
 }
@@ -236,6 +240,8 @@ pub struct Fold {
     model: Option<String>,
     /// The history a forked or subagent rollout copied from its parent, while it is being read.
     copy: Option<HistoryCopy>,
+    /// `--redact`'s memory of text arriving in pieces.
+    redaction: crate::redact::Redaction,
 }
 
 /// A forked or subagent rollout's copy of its ancestors' history, being read.
@@ -455,6 +461,7 @@ impl Fold {
             cur: Current::default(),
             model: None,
             copy: None,
+            redaction: Default::default(),
         }
     }
 
@@ -983,6 +990,9 @@ impl Fold {
         if !matches!(ev, Event::RunEnded { .. }) {
             self.events += 1;
         }
+        if self.opts.redact {
+            self.redaction.event(&mut ev);
+        }
         sink.event(&ev);
     }
 
@@ -1032,8 +1042,8 @@ fn normalize_at(at: &str) -> Option<String> {
     crate::time::parse_rfc3339_ms(at).map(crate::time::rfc3339_millis)
 }
 
-/// The first 200 characters of a line.
-fn sample(line: &[u8]) -> String {
+/// The first 200 characters of a line (`unknown.sample`).
+pub(crate) fn sample(line: &[u8]) -> String {
     String::from_utf8_lossy(line).chars().take(200).collect()
 }
 

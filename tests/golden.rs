@@ -19,17 +19,13 @@ use serde_json::Value;
 
 mod common;
 use common::{
-    all_dialects, at_line, events_of, first_difference, fixtures, input_frames, input_lines, line, of_type,
-    output_text, root, run_path, run_path_text, ty, types_at,
+    all_dialects, all_fixtures, at_line, events_of, first_difference, fixtures, input_frames, input_lines, line,
+    of_type, output_text, root, run_path, run_path_text, ty, types_at,
 };
 
 /// The dialects whose assistant text this file checks from the input (the others check theirs
 /// in `tests/dialect_<name>.rs`).
 const DIALECTS: [&str; 2] = ["claude", "codex"];
-
-fn all_fixtures() -> Vec<PathBuf> {
-    all_dialects().iter().flat_map(|d| fixtures(d)).collect()
-}
 
 fn expected_path(fixture: &Path) -> PathBuf {
     let stem = fixture.file_stem().expect("file name").to_string_lossy().into_owned();

@@ -245,6 +245,7 @@ fn the_footer_sums_the_turns_requests_and_keeps_the_latest_rate_limit_per_window
         usage: None,
         usage_scope: None,
         cost_usd: Some(0.25),
+        model_usage: None,
         duration_ms: Some(61_000),
         num_turns: None,
         result: None,
@@ -323,6 +324,7 @@ fn every_span_is_safe_whatever_the_agent_wrote() {
             usage: None,
             usage_scope: None,
             cost_usd: None,
+            model_usage: None,
             duration_ms: None,
         },
     ];

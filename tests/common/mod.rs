@@ -42,7 +42,7 @@ pub fn fixtures(dialect: &str) -> Vec<PathBuf> {
     out
 }
 
-/// Every `fixtures/<dialect>/` folder.
+/// Every `fixtures/<dialect>/` folder name, sorted.
 pub fn all_dialects() -> Vec<String> {
     let mut out: Vec<String> = std::fs::read_dir(root().join("fixtures"))
         .expect("fixtures/")
@@ -52,6 +52,11 @@ pub fn all_dialects() -> Vec<String> {
         .collect();
     out.sort();
     out
+}
+
+/// Every fixture input of every dialect, relative to the crate root, sorted.
+pub fn all_fixtures() -> Vec<PathBuf> {
+    all_dialects().iter().flat_map(|d| fixtures(d)).collect()
 }
 
 /// The input lines of a fixture (relative to the crate root, or absolute) as the contract counts
