@@ -80,7 +80,7 @@ mod tests {
     fn escaped_text_is_copied_verbatim_by_write_event() {
         let ev = Event::OutputDelta {
             env: Envelope::default(),
-            text: Text::from_quoted(br#""a\u0041\n\"b""#),
+            text: Text::from_quoted(r#""a\u0041\n\"b""#),
             message_id: None,
         };
         let mut out = Vec::new();

@@ -39,6 +39,7 @@ pub mod normalize;
 pub mod prices;
 pub mod report;
 pub mod safe;
+mod scan;
 pub mod sink;
 pub mod stderr;
 pub mod time;
