@@ -178,7 +178,7 @@ fn worker(input: &Input, settings: &Settings, tx: &SyncSender<Msg>) {
         norm.feed(&buf[..n], &mut sink);
         if (sink.buf.len() >= WRITE_BLOCK || !more_ready(stdin_fd, settings.follow))
             && !sink.buf.is_empty()
-            && tx.send(Msg::Out(std::mem::take(&mut sink.buf))).is_err()
+            && tx.send(Msg::Out(std::mem::replace(&mut sink.buf, Vec::with_capacity(2 * WRITE_BLOCK)))).is_err()
         {
             return;
         }

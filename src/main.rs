@@ -5,6 +5,7 @@
 mod cli;
 mod exec;
 mod input;
+mod pipes;
 
 use std::io::{self, Read, Write};
 use std::path::PathBuf;
@@ -142,6 +143,7 @@ fn normalize(args: NormalizeArgs) -> Result<u8> {
         follow: args.follow,
         interrupted,
     };
+    pipes::enlarge_std_pipes();
     let outcome = exec::run(inputs, &settings, &mut io::stdout().lock())?;
     let mut code = 0;
     if args.strict && outcome.unknown {
