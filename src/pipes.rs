@@ -22,7 +22,7 @@ pub fn enlarge_std_pipes() {
             let mut st: libc::stat = std::mem::zeroed();
             if libc::fstat(fd, &mut st) == 0 && (st.st_mode & libc::S_IFMT) == libc::S_IFIFO {
                 let current = libc::fcntl(fd, libc::F_GETPIPE_SZ);
-                if current >= 0 && current < PIPE_BYTES {
+                if (0..PIPE_BYTES).contains(&current) {
                     libc::fcntl(fd, libc::F_SETPIPE_SZ, PIPE_BYTES);
                 }
             }
