@@ -404,6 +404,52 @@ fn string(line: &[u8], i: usize) -> Result<(usize, bool), ScanError> {
     {
         return Ok((i + 2 + end, false));
     }
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2, checked just above.
+        return unsafe { string_avx2(line, i) };
+    }
+    string_with(line, i, masks)
+}
+
+/// [`string`] compiled for AVX2 (32 bytes per compare instead of 16).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn string_avx2(line: &[u8], i: usize) -> Result<(usize, bool), ScanError> {
+    string_with(line, i, |block| {
+        if block.len() == 64 {
+            // SAFETY: AVX2 is enabled for this function (its caller checked the CPU).
+            unsafe { masks_avx2(block) }
+        } else {
+            masks(block)
+        }
+    })
+}
+
+/// The masks of a 64-byte block with AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn masks_avx2(block: &[u8]) -> Masks {
+    use std::arch::x86_64::*;
+    debug_assert_eq!(block.len(), 64);
+    let (q, bs, low) = (_mm256_set1_epi8(b'"' as i8), _mm256_set1_epi8(b'\\' as i8), _mm256_set1_epi8(0x1f));
+    let mut m = Masks { quote: 0, backslash: 0, control: 0 };
+    for k in 0..2 {
+        // SAFETY: `block` is 64 bytes long: the loads read bytes 0..32 and 32..64 (unaligned).
+        let v = unsafe { _mm256_loadu_si256(block.as_ptr().add(32 * k) as *const __m256i) };
+        let bits = |x: __m256i| (_mm256_movemask_epi8(x) as u32 as u64) << (32 * k);
+        m.quote |= bits(_mm256_cmpeq_epi8(v, q));
+        m.backslash |= bits(_mm256_cmpeq_epi8(v, bs));
+        // b <= 0x1f exactly when max(b, 0x1f) == 0x1f (unsigned).
+        m.control |= bits(_mm256_cmpeq_epi8(_mm256_max_epu8(v, low), low));
+    }
+    m
+}
+
+/// [`string`] past the short-string check, with the block reader `masks`.
+#[inline(always)]
+fn string_with(line: &[u8], i: usize, masks: impl Fn(&[u8]) -> Masks) -> Result<(usize, bool), ScanError> {
     let mut block = i + 1;
     let mut carry = 0u64;
     let mut escaped_any = false;
@@ -623,6 +669,28 @@ mod tests {
                     assert_eq!(m.control >> k & 1 == 1, b < 0x20);
                 }
             }
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn avx2_masks_equal_the_sse2_ones() {
+        if !std::arch::is_x86_feature_detected!("avx2") {
+            return;
+        }
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..500 {
+            let block: Vec<u8> = (0..64)
+                .map(|_| {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    [b'"', b'\\', 0x00, 0x1f, 0x20, b'a', 0x7f, 0x80, 0xff][(seed % 9) as usize]
+                })
+                .collect();
+            // SAFETY: AVX2 was detected above.
+            let (a, b) = (masks(&block), unsafe { masks_avx2(&block) });
+            assert_eq!((a.quote, a.backslash, a.control), (b.quote, b.backslash, b.control), "{block:?}");
         }
     }
 
