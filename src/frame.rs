@@ -277,19 +277,28 @@ impl<'t> Val<'t> {
         })
     }
 
-    /// Whether the string node `k` is `key`.
-    fn key_is(&self, k: u32, key: &str) -> bool {
-        let kv = self.at(k);
-        if kv.node().escaped { kv.str() == Some(key) } else { kv.inner() == key }
-    }
-
     /// The value under `key` when this is an object; a duplicate key's last value wins.
     pub fn get(&self, key: &str) -> Option<Val<'t>> {
+        let n = self.node();
+        if n.kind != Kind::Object {
+            return None;
+        }
+        let (nodes, bytes, want) = (self.doc.nodes, self.doc.text.as_bytes(), key.as_bytes());
         let mut found = None;
-        for (k, v) in self.members() {
-            if self.key_is(k, key) {
+        let mut k = self.i + 1;
+        while k < n.next {
+            let kn = &nodes[k as usize];
+            let v = k + 1;
+            let (start, end) = (kn.start as usize + 1, kn.end as usize - 1);
+            let hit = if kn.escaped {
+                self.at(k).str() == Some(key)
+            } else {
+                end - start == want.len() && bytes.get(start..end) == Some(want)
+            };
+            if hit {
                 found = Some(v);
             }
+            k = nodes[v as usize].next;
         }
         found.map(|v| self.at(v))
     }

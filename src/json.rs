@@ -48,7 +48,13 @@ pub(crate) fn serialize_raw_json<S: Serializer>(json: &str, serializer: S) -> Re
 
 /// Decodes a JSON string literal (quotes included) that the frame reader has validated.
 pub(crate) fn decode_quoted(quoted: &str) -> String {
-    serde_json::from_str(quoted).unwrap_or_default()
+    let inner = quoted.strip_prefix('"').and_then(|q| q.strip_suffix('"')).unwrap_or_default();
+    if !inner.contains('\\') {
+        return inner.to_owned();
+    }
+    let mut out = Vec::with_capacity(inner.len());
+    crate::scan::unescape(inner.as_bytes(), &mut out);
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 /// Appends one event as a JSON line (object + `\n`) to `out`.
