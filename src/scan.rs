@@ -409,21 +409,79 @@ fn string(line: &[u8], i: usize) -> Result<(usize, bool), ScanError> {
         // SAFETY: the CPU has AVX2, checked just above.
         return unsafe { string_avx2(line, i) };
     }
-    string_with(line, i, masks)
+    string_with(line, i, masks, escape_classes)
 }
 
 /// [`string`] compiled for AVX2 (32 bytes per compare instead of 16).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn string_avx2(line: &[u8], i: usize) -> Result<(usize, bool), ScanError> {
-    string_with(line, i, |block| {
-        if block.len() == 64 {
-            // SAFETY: AVX2 is enabled for this function (its caller checked the CPU).
-            unsafe { masks_avx2(block) }
-        } else {
-            masks(block)
-        }
-    })
+    string_with(
+        line,
+        i,
+        |block| {
+            if block.len() == 64 {
+                // SAFETY: AVX2 is enabled for this function (its caller checked the CPU).
+                unsafe { masks_avx2(block) }
+            } else {
+                masks(block)
+            }
+        },
+        |block| {
+            if block.len() == 64 {
+                // SAFETY: as above.
+                unsafe { escape_classes_avx2(block) }
+            } else {
+                escape_classes(block)
+            }
+        },
+    )
+}
+
+/// [`escape_classes`] of a 64-byte block with AVX2: a byte is escapable when the classes of
+/// its high and low nibble (two 16-entry look-ups, `vpshufb`) share a bit.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn escape_classes_avx2(block: &[u8]) -> (u64, u64) {
+    use std::arch::x86_64::*;
+    debug_assert_eq!(block.len(), 64);
+    // Groups: high nibble 2 (`"` `/`) = 1, 6 (`b` `f` `n`) = 2, 7 (`r` `t` `u`) = 4.
+    #[rustfmt::skip]
+    let hi_tbl = _mm256_setr_epi8(
+        0, 0, 1, 0, 0, 0, 2, 4, 0, 0, 0, 0, 0, 0, 0, 0,
+        0, 0, 1, 0, 0, 0, 2, 4, 0, 0, 0, 0, 0, 0, 0, 0,
+    );
+    // Low nibble 2: `"` `b` `r`; 4: `t`; 5: `u`; 6: `f`; E: `n`; F: `/`.
+    #[rustfmt::skip]
+    let lo_tbl = _mm256_setr_epi8(
+        0, 0, 7, 0, 4, 4, 2, 0, 0, 0, 0, 0, 0, 0, 2, 1,
+        0, 0, 7, 0, 4, 4, 2, 0, 0, 0, 0, 0, 0, 0, 2, 1,
+    );
+    let nibble = _mm256_set1_epi8(0x0f);
+    let (mut escapable, mut u) = (0u64, 0u64);
+    for k in 0..2 {
+        // SAFETY: `block` is 64 bytes long: the loads read bytes 0..32 and 32..64 (unaligned).
+        let v = unsafe { _mm256_loadu_si256(block.as_ptr().add(32 * k) as *const __m256i) };
+        let lo = _mm256_and_si256(v, nibble);
+        let hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), nibble);
+        let class = _mm256_and_si256(_mm256_shuffle_epi8(lo_tbl, lo), _mm256_shuffle_epi8(hi_tbl, hi));
+        let none = _mm256_movemask_epi8(_mm256_cmpeq_epi8(class, _mm256_setzero_si256())) as u32 as u64;
+        escapable |= (!none & 0xffff_ffff) << (32 * k);
+        u |= (_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, _mm256_set1_epi8(b'u' as i8))) as u32 as u64) << (32 * k);
+    }
+    (escapable, u)
+}
+
+/// Bit masks of the bytes of `block` (64 bytes at most) that may follow a backslash (`"` `/`
+/// `b` `f` `n` `r` `t` `u`; a backslash itself is part of a run) and of the `u`s.
+fn escape_classes(block: &[u8]) -> (u64, u64) {
+    let (mut escapable, mut u) = (0u64, 0u64);
+    for (k, &b) in block.iter().enumerate() {
+        escapable |= u64::from(ESCAPABLE[b as usize]) << k;
+        u |= u64::from(b == b'u') << k;
+    }
+    (escapable, u)
 }
 
 /// The masks of a 64-byte block with AVX2.
@@ -449,7 +507,12 @@ unsafe fn masks_avx2(block: &[u8]) -> Masks {
 
 /// [`string`] past the short-string check, with the block reader `masks`.
 #[inline(always)]
-fn string_with(line: &[u8], i: usize, masks: impl Fn(&[u8]) -> Masks) -> Result<(usize, bool), ScanError> {
+fn string_with(
+    line: &[u8],
+    i: usize,
+    masks: impl Fn(&[u8]) -> Masks,
+    classes: impl Fn(&[u8]) -> (u64, u64),
+) -> Result<(usize, bool), ScanError> {
     let mut block = i + 1;
     let mut carry = 0u64;
     let mut escaped_any = false;
@@ -467,17 +530,14 @@ fn string_with(line: &[u8], i: usize, masks: impl Fn(&[u8]) -> Masks) -> Result<
             return Err(ScanError::Invalid);
         }
         escaped_any |= m.backslash & inside != 0;
-        let mut e = escaped & inside;
-        let (mut bad, mut unicode) = (false, 0u64);
-        while e != 0 {
-            let k = e.trailing_zeros();
-            e &= e - 1;
-            let c = bytes[k as usize];
-            bad |= !ESCAPABLE[c as usize];
-            unicode |= u64::from(c == b'u') << k;
-        }
-        if bad {
-            return Err(ScanError::Invalid);
+        let e = escaped & inside;
+        let mut unicode = 0;
+        if e != 0 {
+            let (escapable, u) = classes(bytes);
+            if e & !escapable != 0 {
+                return Err(ScanError::Invalid);
+            }
+            unicode = e & u;
         }
         while unicode != 0 {
             let j = block + unicode.trailing_zeros() as usize;
@@ -691,6 +751,15 @@ mod tests {
             // SAFETY: AVX2 was detected above.
             let (a, b) = (masks(&block), unsafe { masks_avx2(&block) });
             assert_eq!((a.quote, a.backslash, a.control), (b.quote, b.backslash, b.control), "{block:?}");
+        }
+        // Every byte value at every position of the two halves.
+        for b in 0..=255u8 {
+            for at in [0, 17, 31, 32, 63] {
+                let mut block = [b'a'; 64];
+                block[at] = b;
+                // SAFETY: AVX2 was detected above.
+                assert_eq!(unsafe { escape_classes_avx2(&block) }, escape_classes(&block), "byte {b:#x} at {at}");
+            }
         }
     }
 
