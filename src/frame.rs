@@ -606,6 +606,83 @@ impl<'t> Val<'t> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// JSON-ish pieces: valid tokens, escapes of every kind, and the mistakes a scanner must
+    /// refuse (lone surrogates, bad escapes, control characters, leading zeros, overflow).
+    const PIECES: &[&str] = &[
+        "{",
+        "}",
+        "[",
+        "]",
+        ",",
+        ":",
+        " ",
+        "\"",
+        "\"k\"",
+        "\"v\\n\"",
+        "\"\\u00e9\"",
+        "\"\\ud83d\\ude00\"",
+        "\\",
+        "\\u",
+        "\\ud800",
+        "\\udc00",
+        "\\x",
+        "\\/",
+        "\u{1}",
+        "\t",
+        "é",
+        "0",
+        "-0",
+        "01",
+        "1.",
+        "1.5e3",
+        "-12",
+        "1e400",
+        "18446744073709551616",
+        "true",
+        "fals",
+        "null",
+        "\"a\":1",
+        "\"a\":{\"b\":[1,2]}",
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 3000, ..ProptestConfig::default() })]
+
+        /// The scanner reads exactly what serde_json reads (the reference reader of SPEC §1
+        /// once its repairs are applied), with the same values: wrapped in an object with a
+        /// long string, so that every path (short and long strings, across 64-byte blocks) runs.
+        #[test]
+        fn reads_what_serde_json_reads(picks in proptest::collection::vec(0..PIECES.len(), 0..24), pad in 0usize..80) {
+            let body: String = picks.iter().map(|&i| PIECES[i]).collect();
+            let line = format!("{{\"pad\":\"{}\",\"x\":{body}}}", "p".repeat(pad));
+            let serde = serde_json::from_str::<serde_json::Value>(&line).ok();
+            let mut scanner = Scanner::default();
+            let scanned = scanner.scan(line.as_bytes()).is_ok();
+            prop_assert_eq!(scanned, serde.is_some(), "{}", line);
+            if let Some(want) = serde {
+                let got = Parser::default().with_frame(line.as_bytes(), |r| r.ok().map(|v| v.to_json()));
+                let got: serde_json::Value = serde_json::from_str(got.expect("an object").get()).unwrap();
+                prop_assert_eq!(numbers_as_f64(got), numbers_as_f64(want), "{}", line);
+            }
+        }
+    }
+
+    /// `v` with every number as an f64 and `-0` as `0` (agentnorm writes `-0` as `0`, as
+    /// `JSON.stringify(JSON.parse("-0"))` does; serde_json keeps it as `-0.0`).
+    fn numbers_as_f64(v: serde_json::Value) -> serde_json::Value {
+        use serde_json::Value;
+        match v {
+            Value::Number(n) => {
+                let f = n.as_f64().unwrap_or(f64::NAN);
+                Value::from(if f == 0.0 { 0.0 } else { f })
+            }
+            Value::Array(a) => Value::Array(a.into_iter().map(numbers_as_f64).collect()),
+            Value::Object(o) => Value::Object(o.into_iter().map(|(k, v)| (k, numbers_as_f64(v))).collect()),
+            other => other,
+        }
+    }
 
     fn with<R>(line: &str, f: impl FnOnce(Val<'_>) -> R) -> R {
         let mut p = Parser::default();
