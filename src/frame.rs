@@ -326,9 +326,9 @@ impl<'t> Val<'t> {
         if !self.node().escaped {
             return Some(inner);
         }
-        let mut out = Vec::with_capacity(inner.len());
-        unescape(inner.as_bytes(), &mut out);
-        let s: &'t str = self.doc.arena.alloc_str(std::str::from_utf8(&out).ok()?);
+        let mut out = String::with_capacity(inner.len());
+        unescape(inner, &mut out);
+        let s: &'t str = self.doc.arena.alloc_str(&out);
         Some(s)
     }
 

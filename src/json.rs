@@ -52,9 +52,9 @@ pub(crate) fn decode_quoted(quoted: &str) -> String {
     if !inner.contains('\\') {
         return inner.to_owned();
     }
-    let mut out = Vec::with_capacity(inner.len());
-    crate::scan::unescape(inner.as_bytes(), &mut out);
-    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+    let mut out = String::with_capacity(inner.len());
+    crate::scan::unescape(inner, &mut out);
+    out
 }
 
 /// Appends one event as a JSON line (object + `\n`) to `out`.

@@ -555,40 +555,40 @@ fn string_with(
 }
 
 /// Decodes the inside of a string literal the scanner accepted (quotes excluded) into `out`.
-pub fn unescape(inner: &[u8], out: &mut Vec<u8>) {
+///
+/// Runs between escapes are copied as they are (a backslash is ASCII, so every cut is at a
+/// character boundary); each escape adds one character.
+pub fn unescape(inner: &str, out: &mut String) {
+    let bytes = inner.as_bytes();
     let mut i = 0;
-    while let Some(p) = memchr::memchr(b'\\', &inner[i..]) {
-        out.extend_from_slice(&inner[i..i + p]);
+    while let Some(p) = memchr::memchr(b'\\', &bytes[i..]) {
         let at = i + p;
-        let c = inner.get(at + 1).copied().unwrap_or(b'\\');
+        out.push_str(inner.get(i..at).unwrap_or_default());
+        let c = bytes.get(at + 1).copied().unwrap_or(b'\\');
         i = at + 2;
-        let simple = match c {
-            b'b' => 0x08,
-            b'f' => 0x0c,
-            b'n' => b'\n',
-            b'r' => b'\r',
-            b't' => b'\t',
-            b'u' => 0,
-            other => other,
+        let ch = match c {
+            b'b' => '\u{8}',
+            b'f' => '\u{c}',
+            b'n' => '\n',
+            b'r' => '\r',
+            b't' => '\t',
+            b'u' => {
+                let hi = u32::from(hex4(bytes, at + 2).unwrap_or(0xfffd));
+                i = at + 6;
+                let cp = if (0xD800..0xDC00).contains(&hi) {
+                    let lo = u32::from(hex4(bytes, at + 8).unwrap_or(0xDC00));
+                    i = at + 12;
+                    0x10000 + ((hi - 0xD800) << 10) + (lo.wrapping_sub(0xDC00) & 0x3ff)
+                } else {
+                    hi
+                };
+                char::from_u32(cp).unwrap_or('\u{fffd}')
+            }
+            other => char::from(other),
         };
-        if c != b'u' {
-            out.push(simple);
-            continue;
-        }
-        let hi = hex4(inner, at + 2).unwrap_or(0xfffd) as u32;
-        i = at + 6;
-        let cp = if (0xD800..0xDC00).contains(&hi) {
-            let lo = hex4(inner, at + 8).unwrap_or(0xDC00) as u32;
-            i = at + 12;
-            0x10000 + ((hi - 0xD800) << 10) + (lo.wrapping_sub(0xDC00) & 0x3ff)
-        } else {
-            hi
-        };
-        let ch = char::from_u32(cp).unwrap_or('\u{fffd}');
-        let mut buf = [0u8; 4];
-        out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
+        out.push(ch);
     }
-    out.extend_from_slice(&inner[i..]);
+    out.push_str(inner.get(i..).unwrap_or_default());
 }
 
 /// The length of `inner` (a string literal the scanner accepted, quotes excluded) once decoded,
@@ -786,10 +786,10 @@ mod tests {
     #[test]
     fn unescape_and_its_length_agree_with_serde() {
         for inner in [r#"plain"#, r#"a\n\"b\\ \/ \u0041\u00e9\u20ac\ud83d\ude00\b\f\r\t"#] {
-            let mut out = Vec::new();
-            unescape(inner.as_bytes(), &mut out);
+            let mut out = String::new();
+            unescape(inner, &mut out);
             let want: String = serde_json::from_str(&format!("\"{inner}\"")).unwrap();
-            assert_eq!(String::from_utf8(out).unwrap(), want);
+            assert_eq!(out, want);
             assert_eq!(unescaped_len(inner.as_bytes()), want.len());
         }
     }
