@@ -690,6 +690,14 @@ mod tests {
     }
 
     #[test]
+    fn parser_and_decoded_lines_can_move_to_other_threads() {
+        fn send<T: Send>() {}
+        send::<Parser>();
+        send::<crate::normalize::Decoded>();
+        send::<crate::normalize::Fold>();
+    }
+
+    #[test]
     fn duplicate_key_last_wins() {
         with(r#"{"a":1,"a":2}"#, |v| assert_eq!(v.u64_at("a"), Some(2)));
     }
