@@ -68,6 +68,9 @@ pub fn is_log_name(p: &Path) -> bool {
     base.ends_with(".jsonl") || base.ends_with(".ndjson")
 }
 
+/// Files at least this large are read ahead on a thread of their own.
+const READ_AHEAD_MIN: u64 = 4 << 20;
+
 /// A readable stream, decompressed when it starts with gzip's or zstd's magic bytes.
 pub type Reader = Box<dyn Read + Send>;
 
@@ -77,10 +80,12 @@ pub fn open(input: &Input) -> io::Result<Reader> {
         Input::Stdin => Box::new(io::stdin()),
         Input::File(p) => {
             let f = File::open(p)?;
-            if f.metadata()?.is_dir() {
+            let meta = f.metadata()?;
+            if meta.is_dir() {
                 return Err(io::Error::new(io::ErrorKind::IsADirectory, "is a directory"));
             }
-            Box::new(f)
+            // Large files are read ahead on their own thread (small ones are not worth a thread).
+            if meta.len() >= READ_AHEAD_MIN { Box::new(crate::readahead::ReadAhead::new(f)?) } else { Box::new(f) }
         }
     };
     decompressed(raw)

@@ -6,6 +6,7 @@ mod cli;
 mod exec;
 mod input;
 mod pipes;
+mod readahead;
 
 use std::io::{self, Read, Write};
 use std::path::PathBuf;
