@@ -7,7 +7,7 @@
 //! Live input is flushed block by block whenever it has nothing more ready.
 
 use std::fs::File;
-use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex};
@@ -155,15 +155,15 @@ fn worker(input: &Input, settings: &Settings, tx: &SyncSender<Msg>) {
     let mut norm = Normalizer::new(opts);
     let mut sink = NdjsonSink::default();
     let stdin_fd = matches!(input, Input::Stdin).then_some(0);
-    let mut buf = vec![0u8; READ_CHUNK];
     let mut fed = false;
     loop {
         if settings.interrupted.load(Ordering::Relaxed) {
             break;
         }
-        let n = match reader.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
+        // The reader's own buffer, fed without another copy.
+        let chunk = match reader.fill_buf() {
+            Ok([]) => break,
+            Ok(chunk) => chunk,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => {
                 let _ = tx.send(Msg::Failed(format!("{}: {e}", input.name())));
@@ -175,7 +175,9 @@ fn worker(input: &Input, settings: &Settings, tx: &SyncSender<Msg>) {
             }
         };
         fed = true;
-        norm.feed(&buf[..n], &mut sink);
+        let n = chunk.len();
+        norm.feed(chunk, &mut sink);
+        reader.consume(n);
         if (sink.buf.len() >= WRITE_BLOCK || !more_ready(stdin_fd, settings.follow))
             && !sink.buf.is_empty()
             && tx.send(Msg::Out(std::mem::replace(&mut sink.buf, Vec::with_capacity(2 * WRITE_BLOCK)))).is_err()
@@ -250,7 +252,7 @@ fn open_followed(input: &Input, interrupted: &Arc<AtomicBool>) -> io::Result<inp
         return Err(io::Error::new(io::ErrorKind::Unsupported, "--follow reads uncompressed files only"));
     }
     file.seek(SeekFrom::Start(0))?;
-    Ok(Box::new(Followed { file, pos: 0, interrupted: Arc::clone(interrupted) }))
+    Ok(Box::new(BufReader::with_capacity(READ_CHUNK, Followed { file, pos: 0, interrupted: Arc::clone(interrupted) })))
 }
 
 /// Runs `f` on every input on up to `threads` worker threads and returns the results in input

@@ -7,7 +7,7 @@
 //! already there, `-j1` is one normalizing thread with its I/O on either side. Blocks are
 //! recycled, so memory stays at a few blocks whatever the file's size.
 
-use std::io::{self, Read};
+use std::io::{self, BufRead, Read};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 
 /// Size of the blocks read ahead.
@@ -57,11 +57,23 @@ impl ReadAhead {
 
 impl Read for ReadAhead {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        let block = self.fill_buf()?;
+        let n = out.len().min(block.len());
+        out[..n].copy_from_slice(&block[..n]);
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+impl BufRead for ReadAhead {
+    /// The rest of the current block, or the next block once it is used up (empty at the end):
+    /// the bytes the thread read, handed out without another copy.
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
         if self.pos == self.len {
             let (buf, len) = match self.blocks.recv() {
                 Ok(block) => block?,
                 // The thread ended: the source's end.
-                Err(_) => return Ok(0),
+                Err(_) => (Vec::new(), 0),
             };
             let used = std::mem::replace(&mut self.cur, buf);
             if used.capacity() > 0 {
@@ -69,10 +81,11 @@ impl Read for ReadAhead {
             }
             (self.len, self.pos) = (len, 0);
         }
-        let n = out.len().min(self.len - self.pos);
-        out[..n].copy_from_slice(&self.cur[self.pos..self.pos + n]);
-        self.pos += n;
-        Ok(n)
+        Ok(&self.cur[self.pos..self.len])
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.pos = (self.pos + n).min(self.len);
     }
 }
 
