@@ -342,12 +342,18 @@ impl<'t> Val<'t> {
         self.str_at(key).map(str::to_owned)
     }
 
-    /// The escaped literal (quotes included) of a string whose decoded text is at least
-    /// [`RAW_MIN`] bytes long, when the line is the input's own.
-    fn long_literal(&self) -> Option<&'t str> {
+    /// The literal (quotes included) to copy to the output as the input wrote it, when the line
+    /// is the input's own: a string without escapes (what serde_json would write, byte for
+    /// byte: the scanner refused control characters, and a quote or backslash would be an
+    /// escape), or one whose decoded text is at least [`RAW_MIN`] bytes long (passed through
+    /// escaped as the CLI wrote it).
+    fn output_literal(&self) -> Option<&'t str> {
         let n = self.node();
         if n.kind != Kind::Str || !self.doc.own {
             return None;
+        }
+        if !n.escaped {
+            return Some(self.span());
         }
         let inner = self.inner();
         // An escape decodes to at most a sixth of its length (`\u0041` is `A`): a literal six
@@ -357,9 +363,10 @@ impl<'t> Val<'t> {
         long.then(|| self.span())
     }
 
-    /// The string as [`Text`]; long strings keep the input's escaped bytes.
+    /// The string as [`Text`]; long strings keep the input's escaped bytes, and strings without
+    /// escapes are copied once, as the literal they will be written as.
     pub fn text(&self) -> Option<Text> {
-        if let Some(quoted) = self.long_literal() {
+        if let Some(quoted) = self.output_literal() {
             return Some(Text::from_quoted(quoted));
         }
         self.str().map(Text::from)
@@ -551,7 +558,7 @@ impl<'t> Val<'t> {
 
     fn write_json(&self, out: &mut Vec<u8>, skip_nulls: bool) {
         match self.node().kind {
-            Kind::Str => match self.long_literal() {
+            Kind::Str => match self.output_literal() {
                 Some(q) => out.extend_from_slice(q.as_bytes()),
                 None => crate::json::push_str(out, self.str().unwrap_or_default()),
             },
