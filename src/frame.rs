@@ -343,16 +343,16 @@ impl<'t> Val<'t> {
     }
 
     /// The literal (quotes included) to copy to the output as the input wrote it, when the line
-    /// is the input's own: a string without escapes (what serde_json would write, byte for
-    /// byte: the scanner refused control characters, and a quote or backslash would be an
-    /// escape), or one whose decoded text is at least [`RAW_MIN`] bytes long (passed through
-    /// escaped as the CLI wrote it).
+    /// is the input's own: a string whose escapes are all ones serde_json writes the same way
+    /// (what it would write, byte for byte: the scanner refused raw control characters, and a
+    /// quote or backslash can only appear escaped), or one whose decoded text is at least
+    /// [`RAW_MIN`] bytes long (passed through escaped as the CLI wrote it).
     fn output_literal(&self) -> Option<&'t str> {
         let n = self.node();
         if n.kind != Kind::Str || !self.doc.own {
             return None;
         }
-        if !n.escaped {
+        if n.canonical {
             return Some(self.span());
         }
         let inner = self.inner();

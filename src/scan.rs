@@ -41,6 +41,9 @@ pub struct Node {
     pub kind: Kind,
     /// A string holding at least one escape.
     pub escaped: bool,
+    /// A string whose escapes are all ones serde_json writes the same way (`\"` `\\` `\b` `\f`
+    /// `\n` `\r` `\t`; not `\/` nor `\u`): its literal is what agentnorm would write for it.
+    pub canonical: bool,
     /// Byte offset of its first byte (a string's opening quote).
     pub start: u32,
     /// Byte offset just past its last byte (a string's closing quote).
@@ -93,15 +96,15 @@ impl Scanner {
 
     fn push(&mut self, kind: Kind, start: usize, end: usize) {
         let next = self.nodes.len() as u32 + 1;
-        self.nodes.push(Node { kind, escaped: false, start: start as u32, end: end as u32, next });
+        self.nodes.push(Node { kind, escaped: false, canonical: true, start: start as u32, end: end as u32, next });
     }
 
     /// Scans the string literal at `i` (its opening quote) into a node; returns its end.
     #[inline]
     fn push_string(&mut self, line: &[u8], i: usize) -> Result<usize, ScanError> {
-        let (end, escaped) = string(line, i)?;
+        let (end, escaped, canonical) = string(line, i)?;
         let next = self.nodes.len() as u32 + 1;
-        self.nodes.push(Node { kind: Kind::Str, escaped, start: i as u32, end: end as u32, next });
+        self.nodes.push(Node { kind: Kind::Str, escaped, canonical, start: i as u32, end: end as u32, next });
         Ok(end)
     }
 
@@ -397,12 +400,12 @@ fn unicode_escape(line: &[u8], j: usize) -> Result<bool, ScanError> {
 /// characters); the escaped characters come from the backslash runs by carry arithmetic, so a
 /// long string with an escape every few bytes (tool output) costs a few operations per block,
 /// plus a table look-up per escaped character and a closer look at each `\u`.
-fn string(line: &[u8], i: usize) -> Result<(usize, bool), ScanError> {
+fn string(line: &[u8], i: usize) -> Result<(usize, bool, bool), ScanError> {
     // Short strings (keys, ids, types) end within 16 bytes with nothing to unescape.
     if let Some(head) = line.get(i + 1..i + 17)
         && let Some(end) = short_string(head)
     {
-        return Ok((i + 2 + end, false));
+        return Ok((i + 2 + end, false, true));
     }
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
@@ -415,7 +418,7 @@ fn string(line: &[u8], i: usize) -> Result<(usize, bool), ScanError> {
 /// [`string`] compiled for AVX2 (32 bytes per compare instead of 16).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn string_avx2(line: &[u8], i: usize) -> Result<(usize, bool), ScanError> {
+unsafe fn string_avx2(line: &[u8], i: usize) -> Result<(usize, bool, bool), ScanError> {
     string_with(
         line,
         i,
@@ -443,7 +446,7 @@ unsafe fn string_avx2(line: &[u8], i: usize) -> Result<(usize, bool), ScanError>
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn escape_classes_avx2(block: &[u8]) -> (u64, u64) {
+unsafe fn escape_classes_avx2(block: &[u8]) -> (u64, u64, u64) {
     use std::arch::x86_64::*;
     debug_assert_eq!(block.len(), 64);
     // Groups: high nibble 2 (`"` `/`) = 1, 6 (`b` `f` `n`) = 2, 7 (`r` `t` `u`) = 4.
@@ -459,7 +462,7 @@ unsafe fn escape_classes_avx2(block: &[u8]) -> (u64, u64) {
         0, 0, 7, 0, 4, 4, 2, 0, 0, 0, 0, 0, 0, 0, 2, 1,
     );
     let nibble = _mm256_set1_epi8(0x0f);
-    let (mut escapable, mut u) = (0u64, 0u64);
+    let (mut escapable, mut u, mut slash) = (0u64, 0u64, 0u64);
     for k in 0..2 {
         // SAFETY: `block` is 64 bytes long: the loads read bytes 0..32 and 32..64 (unaligned).
         let v = unsafe { _mm256_loadu_si256(block.as_ptr().add(32 * k) as *const __m256i) };
@@ -469,19 +472,21 @@ unsafe fn escape_classes_avx2(block: &[u8]) -> (u64, u64) {
         let none = _mm256_movemask_epi8(_mm256_cmpeq_epi8(class, _mm256_setzero_si256())) as u32 as u64;
         escapable |= (!none & 0xffff_ffff) << (32 * k);
         u |= (_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, _mm256_set1_epi8(b'u' as i8))) as u32 as u64) << (32 * k);
+        slash |= (_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, _mm256_set1_epi8(b'/' as i8))) as u32 as u64) << (32 * k);
     }
-    (escapable, u)
+    (escapable, u, slash)
 }
 
 /// Bit masks of the bytes of `block` (64 bytes at most) that may follow a backslash (`"` `/`
-/// `b` `f` `n` `r` `t` `u`; a backslash itself is part of a run) and of the `u`s.
-fn escape_classes(block: &[u8]) -> (u64, u64) {
-    let (mut escapable, mut u) = (0u64, 0u64);
+/// `b` `f` `n` `r` `t` `u`; a backslash itself is part of a run), of the `u`s and of the `/`s.
+fn escape_classes(block: &[u8]) -> (u64, u64, u64) {
+    let (mut escapable, mut u, mut slash) = (0u64, 0u64, 0u64);
     for (k, &b) in block.iter().enumerate() {
         escapable |= u64::from(ESCAPABLE[b as usize]) << k;
         u |= u64::from(b == b'u') << k;
+        slash |= u64::from(b == b'/') << k;
     }
-    (escapable, u)
+    (escapable, u, slash)
 }
 
 /// The masks of a 64-byte block with AVX2.
@@ -511,11 +516,11 @@ fn string_with(
     line: &[u8],
     i: usize,
     masks: impl Fn(&[u8]) -> Masks,
-    classes: impl Fn(&[u8]) -> (u64, u64),
-) -> Result<(usize, bool), ScanError> {
+    classes: impl Fn(&[u8]) -> (u64, u64, u64),
+) -> Result<(usize, bool, bool), ScanError> {
     let mut block = i + 1;
     let mut carry = 0u64;
-    let mut escaped_any = false;
+    let (mut escaped_any, mut canonical) = (false, true);
     // A `\u` before this offset is the second half of a surrogate pair already checked.
     let mut pair_end = 0usize;
     while block < line.len() {
@@ -533,11 +538,12 @@ fn string_with(
         let e = escaped & inside;
         let mut unicode = 0;
         if e != 0 {
-            let (escapable, u) = classes(bytes);
+            let (escapable, u, slash) = classes(bytes);
             if e & !escapable != 0 {
                 return Err(ScanError::Invalid);
             }
             unicode = e & u;
+            canonical &= e & (u | slash) == 0;
         }
         while unicode != 0 {
             let j = block + unicode.trailing_zeros() as usize;
@@ -547,7 +553,7 @@ fn string_with(
             }
         }
         if closing != 0 {
-            return Ok((block + closing.trailing_zeros() as usize + 1, escaped_any));
+            return Ok((block + closing.trailing_zeros() as usize + 1, escaped_any, canonical));
         }
         block += len;
     }
@@ -775,6 +781,8 @@ mod tests {
                 assert_eq!(s.nodes[0].end as usize, quoted.len(), "{quoted}");
                 assert_eq!(unescaped_len(&quoted.as_bytes()[1..quoted.len() - 1]), want.len(), "{quoted}");
                 assert_eq!(s.nodes[0].escaped, inner.contains('\\'), "{quoted}");
+                let canonical = serde_json::to_string(&want).unwrap() == quoted;
+                assert_eq!(s.nodes[0].canonical, canonical, "{quoted}");
                 let bad = format!("\"{}\\x\"", "a".repeat(prefix));
                 assert!(s.scan(bad.as_bytes()).is_err(), "{bad}");
                 let lone = format!("\"{}\\udc00\"", "a".repeat(prefix));
