@@ -293,7 +293,8 @@ impl<'t> Val<'t> {
             let hit = if kn.escaped {
                 self.at(k).str() == Some(key)
             } else {
-                end - start == want.len() && bytes.get(start..end) == Some(want)
+                // Length and first byte first: most keys differ there, without a memcmp call.
+                end - start == want.len() && bytes.get(start) == want.first() && bytes.get(start..end) == Some(want)
             };
             if hit {
                 found = Some(v);
