@@ -9,10 +9,17 @@
 //! 4. the project's fixtures (`fixtures/**/*.jsonl|ndjson`) repeated up to 50 MB;
 //! 5. a small built-in Claude + Codex stream repeated up to 50 MB.
 //!
-//! Benchmarks: `normalize/mixed` (the whole slice), `normalize/claude` and `normalize/codex`
-//! (its lines split by dialect: a line containing `"thread.started"`, `"item.` or `"turn.` is
-//! Codex, any other line Claude), and `baseline/memchr_lines`, the framing ceiling (a memchr
-//! line split of the whole slice). Each feeds 1 MiB chunks to a fresh `Normalizer` with
+//! Benchmarks (all `Throughput::Bytes`, sample size 10, a whole run takes a few minutes):
+//! - `normalize/mixed`: the whole pipeline on the slice; `normalize/claude` and
+//!   `normalize/codex`: its lines split by dialect (a line containing `"thread.started"`,
+//!   `"item.` or `"turn.` is Codex, any other line Claude);
+//! - `dialect/NAME` for every dialect of `fixtures/` (the workload has only Claude and Codex):
+//!   that dialect's fixture files repeated up to 50 MB, detected as the CLI does;
+//! - `baseline/memchr_lines`, the framing ceiling (a memchr line split of the slice), and
+//!   `baseline/simd_tape`, a bare simd-json tape parse of every line of the slice (what the
+//!   normalizer must beat, issue 5).
+//!
+//! Each normalizer benchmark feeds 1 MiB chunks to a fresh `Normalizer` with
 //! `observed_at: false` writing into an `NdjsonSink` whose buffer is cleared after every chunk.
 //!
 //! Run: `cargo bench --bench throughput` (add `-- normalize/codex` to run one).
@@ -82,6 +89,41 @@ fn memchr_lines(data: &[u8]) -> usize {
         lines += 1;
     }
     lines
+}
+
+/// Parses every line of `data` into a reused simd-json tape (the bare-parse anchor); returns the
+/// lines it refused.
+fn simd_tape(data: &[u8]) -> usize {
+    let mut buffers = simd_json::Buffers::default();
+    let mut tape = simd_json::Tape::null().reset();
+    let mut scratch = Vec::new();
+    let mut refused = 0;
+    for line in data.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+        scratch.clear();
+        scratch.extend_from_slice(line);
+        scratch.resize(line.len() + simd_json::INPUT_PADDING, 0);
+        let mut t = std::mem::replace(&mut tape, simd_json::Tape::null().reset()).reset();
+        refused += usize::from(simd_json::fill_tape_padded(&mut scratch, line.len(), &mut buffers, &mut t).is_err());
+        black_box(&t);
+        tape = t.reset();
+    }
+    refused
+}
+
+/// The fixture files of one dialect (`fixtures/NAME/`), concatenated, repeated up to the slice
+/// size.
+fn dialect_slice(dir: &Path) -> Option<Vec<u8>> {
+    let mut files = Vec::new();
+    fixture_files(dir, &mut files);
+    let mut unit = Vec::new();
+    for file in &files {
+        let bytes = std::fs::read(file).ok()?;
+        unit.extend_from_slice(&bytes);
+        if unit.last().is_some_and(|&b| b != b'\n') {
+            unit.push(b'\n');
+        }
+    }
+    (!unit.is_empty()).then(|| repeat_to_slice(unit))
 }
 
 /// Whether a workload line is Codex `exec --json` (else it is Claude stream-json).
@@ -237,6 +279,26 @@ fn throughput(c: &mut Criterion) {
     }
     group.finish();
 
+    let mut group = c.benchmark_group("dialect");
+    group
+        .sample_size(10)
+        .sampling_mode(SamplingMode::Flat)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3));
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&fixtures)
+        .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.is_dir()).collect())
+        .unwrap_or_default();
+    dirs.sort();
+    for dir in dirs {
+        let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        // One slice at a time: 50 MB each.
+        let Some(data) = dialect_slice(&dir) else { continue };
+        group.throughput(Throughput::Bytes(data.len() as u64));
+        group.bench_function(name.as_str(), |b| b.iter(|| normalize(black_box(&data))));
+    }
+    group.finish();
+
     let mut group = c.benchmark_group("baseline");
     group
         .sample_size(10)
@@ -245,6 +307,8 @@ fn throughput(c: &mut Criterion) {
         .measurement_time(Duration::from_secs(2));
     group.throughput(Throughput::Bytes(mixed.len() as u64));
     group.bench_function("memchr_lines", |b| b.iter(|| memchr_lines(black_box(&mixed))));
+    group.measurement_time(Duration::from_secs(4));
+    group.bench_function("simd_tape", |b| b.iter(|| simd_tape(black_box(&mixed))));
     group.finish();
 }
 

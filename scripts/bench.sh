@@ -10,8 +10,11 @@
 #   GEN_WORKLOAD=PATH       the generator (default ../shared/bench/gen_workload.py beside the repo)
 #   CARGO_TARGET_DIR        honoured when locating the release binary
 #
-# Prints one table: median wall time, MB/s, and agentnorm's throughput as a ratio of each tool's,
-# then agentnorm's peak RSS. Needs bash, python3 and cargo; jq and node are optional anchors.
+# Prints one table: per tool the median wall time, MB/s, peak RSS, and the throughput of
+# agentnorm (one thread, all cores, in a pipe) as a ratio of the tool's; then the issue-5 targets
+# with the figure reached. Tools: cat, a memchr line split and a bare simd-json tape parse of every
+# line (examples/simd_tape.rs), jq and node when on PATH, agentnorm -j1 and default -j on the
+# file, and `cat FILE | agentnorm | cat` beside `cat FILE | cat`. Needs bash, python3 and cargo.
 set -euo pipefail
 
 die() {
@@ -21,7 +24,7 @@ die() {
 
 case "${1:-}" in
 -h | --help)
-    sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
     exit 0
     ;;
 esac
@@ -43,10 +46,13 @@ case "$mb" in
 esac
 
 # 1. The release binary.
-printf 'building the release binary...\n' >&2
-cargo build --release --bin agentnorm --manifest-path "$repo/Cargo.toml" >&2
+printf 'building the release binary and the simd-json anchor...\n' >&2
+cargo build --release --bin agentnorm --example simd_tape --manifest-path "$repo/Cargo.toml" >&2
 bin="${CARGO_TARGET_DIR:-$repo/target}/release/agentnorm"
+tape="${CARGO_TARGET_DIR:-$repo/target}/release/examples/simd_tape"
 [ -x "$bin" ] || die "release binary not found at $bin"
+[ -x "$tape" ] || die "simd_tape example not found at $tape"
+export SIMD_TAPE="$tape"
 
 # 2. The workload, generated once and reused.
 if [ ! -s "$file" ]; then
@@ -123,90 +129,107 @@ def version(argv):
     except (OSError, IndexError):
         return "?"
 
-# (name, bash script, is_agentnorm)
-tools = [("cat > /dev/null", 'cat "$1" > /dev/null', False),
-         ("wc -l line count", 'wc -l "$1" > /dev/null', False)]
-notes = []
+def load():
+    try:
+        return " ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:
+        return "?"
+
+# (name, bash script); "$1" = FILE, "$2" = agentnorm, $SIMD_TAPE = the simd-json anchor.
+ONE, ALL, PIPE, CATCAT = "agentnorm -j1 FILE", "agentnorm FILE (all cores)", "cat | agentnorm | cat", "cat FILE | cat"
+tools = [("cat FILE > /dev/null", 'cat "$1" > /dev/null'),
+         (CATCAT, 'cat "$1" | cat > /dev/null'),
+         ("memchr line split", '"$SIMD_TAPE" --lines "$1" > /dev/null'),
+         ("simd-json tape, every line", '"$SIMD_TAPE" "$1" > /dev/null')]
+notes = ["memchr line split and simd-json tape: examples/simd_tape.rs (1 MiB reads, memchr, "
+         "simd_json::fill_tape_padded into a reused tape; nothing written)"]
 if shutil.which("jq"):
-    tools.append(("jq -c '{t:.type}'", "jq -c '{t:.type}' \"$1\" > /dev/null", False))
+    tools.append(("jq -c '{t:.type}'", "jq -c '{t:.type}' \"$1\" > /dev/null"))
 else:
-    notes.append("jq: skipped (not on PATH)")
+    notes.append("jq: skipped (not on PATH; apt-get install -y jq)")
 if shutil.which("node"):
-    tools.append(("node JSON.parse+stringify", 'node -e "$NODE_JS" "$1" > /dev/null', False))
+    tools.append(("node JSON.parse+stringify", 'node -e "$NODE_JS" "$1" > /dev/null'))
 else:
     notes.append("node: skipped (not on PATH)")
-tools.append(("agentnorm FILE", '"$2" --no-observed-at "$1" > /dev/null', True))
-tools.append(("cat | agentnorm | cat", 'cat "$1" | "$2" --no-observed-at | cat > /dev/null', True))
+tools.append((ONE, '"$2" -j1 --no-observed-at "$1" > /dev/null'))
+tools.append((ALL, '"$2" --no-observed-at "$1" > /dev/null'))
+tools.append((PIPE, 'cat "$1" | "$2" --no-observed-at | cat > /dev/null'))
+
+have_time = os.access("/usr/bin/time", os.X_OK)
 
 def run(script):
-    t0 = time.perf_counter()
-    r = subprocess.run(["bash", "-c", "set -o pipefail; " + script, "bench", file, binary],
-                       stdin=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    dt = time.perf_counter() - t0
-    if r.returncode != 0:
-        sys.stderr.write(r.stderr.decode(errors="replace"))
-        sys.exit(f"bench.sh: `{script}` exited with status {r.returncode}")
-    return dt
+    """Wall seconds and peak RSS in KiB (the largest process of the command, via GNU time)."""
+    argv = ["bash", "-c", "set -o pipefail; " + script, "bench", file, binary]
+    with tempfile.NamedTemporaryFile("r", suffix=".rss") as out:
+        if have_time:
+            argv = ["/usr/bin/time", "-f", "%M", "-o", out.name] + argv
+        t0 = time.perf_counter()
+        r = subprocess.run(argv, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        dt = time.perf_counter() - t0
+        if r.returncode != 0:
+            sys.stderr.write(r.stderr.decode(errors="replace"))
+            sys.exit(f"bench.sh: `{script}` exited with status {r.returncode}")
+        try:
+            rss = int(out.read().strip().splitlines()[-1]) if have_time else None
+        except (ValueError, IndexError):
+            rss = None
+    return dt, rss
 
 print(f"machine:   {os.cpu_count()} CPUs (nproc {len(os.sched_getaffinity(0))}), {cpu_model()}", flush=True)
 print(f"workload:  {file}, {size} bytes = {size / MB:.1f} MB", flush=True)
 print(f"versions:  {version([binary, '--version'])}; {version(['jq', '--version']) if shutil.which('jq') else 'no jq'}; "
       f"node {version(['node', '--version']) if shutil.which('node') else 'absent'}", flush=True)
 print(f"method:    median of {reps} wall-clock runs each, rounds interleaved, after one warm-up read of the file", flush=True)
+print(f"load avg:  {load()} (1, 5, 15 min) at the start", flush=True)
 print(flush=True)
 
 run('cat "$1" > /dev/null')  # warm the page cache
-times = {name: [] for name, _, _ in tools}
+times = {name: [] for name, _ in tools}
+rss = {name: None for name, _ in tools}
 for rnd in range(reps):
-    for name, script, _ in tools:
-        dt = run(script)
+    for name, script in tools:
+        dt, kib = run(script)
         times[name].append(dt)
-        print(f"  round {rnd + 1}/{reps}  {name:<27} {dt:8.3f} s  {size / MB / dt:9.1f} MB/s",
+        if kib is not None:
+            rss[name] = max(rss[name] or 0, kib)
+        print(f"  round {rnd + 1}/{reps}  {name:<28} {dt:8.3f} s  {size / MB / dt:9.1f} MB/s",
               file=sys.stderr, flush=True)
 print(file=sys.stderr, flush=True)
 
 med = {name: statistics.median(ts) for name, ts in times.items()}
 rate = {name: size / MB / m for name, m in med.items()}
-norm, pipe = rate["agentnorm FILE"], rate["cat | agentnorm | cat"]
+one, allc, pipe = rate[ONE], rate[ALL], rate[PIPE]
 
-hdr = f"{'tool':<27} {'median s':>9} {'min s':>8} {'max s':>8} {'MB/s':>9} {'agentnorm/tool':>15} {'pipe/tool':>10}"
+hdr = (f"{'tool':<28} {'median s':>9} {'min s':>7} {'max s':>7} {'MB/s':>8} {'RSS MiB':>8} "
+       f"{'-j1/tool':>9} {'-j/tool':>8} {'pipe/tool':>9}")
 print(hdr)
 print("-" * len(hdr))
-for name, _, _ in tools:
+for name, _ in tools:
     ts = times[name]
-    print(f"{name:<27} {med[name]:9.3f} {min(ts):8.3f} {max(ts):8.3f} {rate[name]:9.1f} "
-          f"{norm / rate[name]:14.3f}x {pipe / rate[name]:9.3f}x")
-print("(MB = 10^6 bytes; agentnorm/tool = agentnorm FILE's MB/s divided by the tool's; pipe/tool likewise for the pipe)")
+    r = f"{rss[name] / 1024:8.1f}" if rss[name] is not None else f"{'?':>8}"
+    print(f"{name:<28} {med[name]:9.3f} {min(ts):7.3f} {max(ts):7.3f} {rate[name]:8.1f} {r} "
+          f"{one / rate[name]:8.3f}x {allc / rate[name]:7.3f}x {pipe / rate[name]:8.3f}x")
+print("(MB = 10^6 bytes; X/tool = X's MB/s divided by the tool's, all from this run; RSS = peak of the "
+      "largest process of the command, /usr/bin/time -f %M, max over the runs)")
 for n in notes:
     print("note: " + n)
 
-# Peak RSS of `agentnorm --no-observed-at FILE > /dev/null`, in a separate untimed run.
-argv = [binary, "--no-observed-at", file]
-rss_kib, how = None, None
-gnu_time = "/usr/bin/time"
-if os.access(gnu_time, os.X_OK):
-    with tempfile.NamedTemporaryFile("r", suffix=".rss") as out:
-        r = subprocess.run([gnu_time, "-f", "%M", "-o", out.name] + argv,
-                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            rss_kib, how = int(out.read().strip().splitlines()[-1]), "/usr/bin/time -f %M"
-        except (ValueError, IndexError):
-            rss_kib = None
-if rss_kib is None:
-    # Fallback: poll the high-water mark VmHWM in /proc/PID/status until the process exits.
-    p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
-    peak = 0
-    while p.poll() is None:
-        try:
-            with open(f"/proc/{p.pid}/status") as f:
-                for line in f:
-                    if line.startswith("VmHWM:"):
-                        peak = max(peak, int(line.split()[1]))
-        except (OSError, ValueError):
-            pass
-        time.sleep(0.005)
-    rss_kib, how = peak, "VmHWM polled from /proc/PID/status (a lower bound)"
-print(f"agentnorm peak RSS: {rss_kib / 1024:.1f} MiB ({rss_kib} KiB, via {how})")
+def target(what, got, want, unit=""):
+    ok = "met" if got >= want else "NOT met"
+    print(f"  {what:<52} {got:8.3f}{unit}  (target >= {want}{unit}: {ok})")
+
+print()
+print("issue-5 targets (ratios from this run):")
+target("agentnorm -j1 MB/s / 1000 (>= 1 GB/s)", one / 1000, 1.0)
+target("agentnorm -j1 / simd-json tape parse", one / rate["simd-json tape, every line"], 1.0, "x")
+target("agentnorm -j1 / cat FILE", one / rate["cat FILE > /dev/null"], 0.15, "x")
+if "jq -c '{t:.type}'" in rate:
+    target("agentnorm -j1 / jq", one / rate["jq -c '{t:.type}'"], 12, "x")
+if "node JSON.parse+stringify" in rate:
+    target("agentnorm -j1 / node", one / rate["node JSON.parse+stringify"], 20, "x")
+target("agentnorm all cores MB/s / 1000 (>= 1.6 GB/s)", allc / 1000, 1.6)
+target("cat | agentnorm | cat / cat FILE | cat", pipe / rate[CATCAT], 0.5, "x")
+print(f"load avg:  {load()} at the end")
 PY
 )
 

@@ -127,7 +127,7 @@ fn untyped(frame: Val<'_>) -> Fit {
     }
     let Some(entries) = frame.entries() else { return Fit::NONE };
     if let [("prompt", p)] = entries.as_slice()
-        && p.str().is_some()
+        && p.is_str()
     {
         return Fit::only(Dialect::CodexLegacy);
     }
@@ -145,7 +145,7 @@ fn untyped(frame: Val<'_>) -> Fit {
     ];
     let config = !entries.is_empty()
         && (has("model") || has("provider") || has("sandbox"))
-        && entries.iter().all(|(k, v)| CONFIG.contains(k) && v.str().is_some());
+        && entries.iter().all(|(k, v)| CONFIG.contains(k) && v.is_str());
     if config { Fit::only(Dialect::CodexLegacy) } else { Fit::NONE }
 }
 

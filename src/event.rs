@@ -326,13 +326,8 @@ impl Text {
     ///
     /// The caller guarantees `quoted` is one valid JSON string literal holding no lone-surrogate
     /// escape; the frame reader only passes input it has parsed.
-    pub(crate) fn from_quoted(quoted: &[u8]) -> Text {
-        // A parsed JSON string literal is UTF-8; stay safe if a caller erred (SIMD check: these
-        // are the long strings).
-        match simdutf8::basic::from_utf8(quoted) {
-            Ok(q) => Text(TextRepr::Escaped(q.into())),
-            Err(_) => Text(TextRepr::Plain(String::from_utf8_lossy(quoted).into_owned())),
-        }
+    pub(crate) fn from_quoted(quoted: &str) -> Text {
+        Text(TextRepr::Escaped(quoted.into()))
     }
 
     /// The decoded text.

@@ -7,7 +7,7 @@
 //! Live input is flushed block by block whenever it has nothing more ready.
 
 use std::fs::File;
-use std::io::{self, IsTerminal, Read, Seek, SeekFrom, Write};
+use std::io::{self, BufRead, BufReader, IsTerminal, Read, Seek, SeekFrom, Write};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex};
@@ -55,7 +55,8 @@ impl Output for NdjsonSink {
         self.buf.len()
     }
     fn take(&mut self) -> Vec<u8> {
-        std::mem::take(&mut self.buf)
+        // The next block starts with room for a whole block, not grown from nothing again.
+        std::mem::replace(&mut self.buf, Vec::with_capacity(2 * WRITE_BLOCK))
     }
 }
 
@@ -217,15 +218,15 @@ fn work(input: &Input, settings: &Settings, tx: &SyncSender<Msg>, mut sink: impl
     let opts = Options { source: input.source(), ..settings.options.clone() };
     let mut norm = Normalizer::new(opts);
     let stdin_fd = matches!(input, Input::Stdin).then_some(0);
-    let mut buf = vec![0u8; READ_CHUNK];
     let mut fed = false;
     loop {
         if settings.interrupted.load(Ordering::Relaxed) {
             break;
         }
-        let n = match reader.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
+        // The reader's own buffer, fed without another copy.
+        let chunk = match reader.fill_buf() {
+            Ok([]) => break,
+            Ok(chunk) => chunk,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => {
                 let _ = tx.send(Msg::Failed(format!("{}: {e}", input.name())));
@@ -237,10 +238,12 @@ fn work(input: &Input, settings: &Settings, tx: &SyncSender<Msg>, mut sink: impl
             }
         };
         fed = true;
+        let n = chunk.len();
         if let Some(p) = &settings.progress {
             p.read(n);
         }
-        norm.feed(&buf[..n], &mut sink);
+        norm.feed(chunk, &mut sink);
+        reader.consume(n);
         let idle = sink.buffered() < WRITE_BLOCK && !more_ready(stdin_fd, settings.follow);
         if idle {
             sink.idle();
@@ -316,7 +319,7 @@ fn open_followed(input: &Input, interrupted: &Arc<AtomicBool>) -> io::Result<inp
         return Err(io::Error::new(io::ErrorKind::Unsupported, "--follow reads uncompressed files only"));
     }
     file.seek(SeekFrom::Start(0))?;
-    Ok(Box::new(Followed { file, pos: 0, interrupted: Arc::clone(interrupted) }))
+    Ok(Box::new(BufReader::with_capacity(READ_CHUNK, Followed { file, pos: 0, interrupted: Arc::clone(interrupted) })))
 }
 
 /// Normalizes one whole input into `sink` on the calling thread (the views that write at the end

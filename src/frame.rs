@@ -1,36 +1,32 @@
 //! The zero-copy view of one parsed line that every dialect reads through.
 //!
-//! It exists so that the adapters never touch a JSON library directly: a [`Parser`] owns the
-//! reused buffers (simd-json's stage buffers, a padded scratch copy of the line, the tape) and
-//! hands a [`Val`] to a closure. Nothing is allocated per line once the buffers have grown.
+//! It exists so that the adapters never touch a JSON reader directly: a [`Parser`] owns the
+//! reused buffers (the scanner's index of the line, an arena for the strings an adapter decodes)
+//! and hands a [`Val`] to a closure. The line is validated and indexed once
+//! (`src/scan.rs`); a string is decoded only when an adapter reads it, and only when it holds
+//! escapes (otherwise it is a slice of the line).
 //!
 //! Rules of SPEC §1 live here: a duplicate key's last value wins, a lone-surrogate escape reads
 //! as U+FFFD, nesting deeper than 1024 levels is refused. Strings longer than
 //! [`RAW_MIN`] bytes are handed out as [`Text`] that keeps the escaped bytes of the original
 //! line, so large tool outputs are never unescaped and escaped again.
 
-use simd_json::prelude::*;
-use simd_json::{Buffers, INPUT_PADDING, Tape};
+use bumpalo::Bump;
 
 use crate::event::{Json, Text, UnknownReason};
+use crate::scan::{Kind, Node, ScanError, Scanner, parse_f64, unescape, unescaped_len};
 
 /// Strings at least this long are passed through as the escaped bytes of the input.
 pub const RAW_MIN: usize = 256;
 
-/// simd-json's nesting limit, which is also the contract's (SPEC §1).
-const MAX_DEPTH: usize = 1024;
-
-/// Parses lines into tapes, reusing every buffer from one line to the next.
+/// Reads lines into an index of their values, reusing every buffer from one line to the next.
+#[derive(Default)]
 pub struct Parser {
-    buffers: Buffers,
-    scratch: Vec<u8>,
-    tape: Tape<'static>,
-}
-
-impl Default for Parser {
-    fn default() -> Self {
-        Parser { buffers: Buffers::with_max_depth(4096, MAX_DEPTH), scratch: Vec::new(), tape: Tape::null().reset() }
-    }
+    scanner: Scanner,
+    /// Decoded strings of the current line (only those an adapter read and that hold escapes).
+    arena: Bump,
+    /// The repaired or re-encoded copy of a line the slow path read.
+    fixed: Vec<u8>,
 }
 
 /// Why a line is not a frame.
@@ -42,6 +38,16 @@ pub enum NotFrame {
     Bad(UnknownReason),
 }
 
+/// One scanned line: what every [`Val`] of it points into.
+struct Doc<'t> {
+    text: &'t str,
+    nodes: &'t [Node],
+    arena: &'t Bump,
+    /// Whether `line` is the input's own bytes (not repaired): long strings then pass through as
+    /// their escaped form.
+    own: bool,
+}
+
 impl Parser {
     /// Parses `line` (no line ending) and calls `f` with its root object, or with the reason it
     /// is not one.
@@ -49,95 +55,60 @@ impl Parser {
     where
         F: FnOnce(Result<Val<'_>, NotFrame>) -> R,
     {
-        // Fast path: one copy into the padded scratch buffer, one parse into the reused tape.
-        self.load(line);
-        let (err, f) = match self.parse_then(line, f) {
-            Ok(r) => return r,
-            Err(e) => e,
-        };
-        match self.slow_path(line, err) {
-            // Repaired or re-encoded bytes are not the line's: no raw spans then.
-            Ok(()) => match self.parse_then(&[], f) {
-                Ok(r) => r,
-                Err((_, f)) => f(Err(NotFrame::Bad(UnknownReason::InvalidJson))),
+        self.arena.reset();
+        let (text, own) = match self.scanner.scan(line) {
+            Ok(text) => (text, true),
+            Err(ScanError::TooDeep) => return f(Err(NotFrame::Bad(UnknownReason::MalformedFrame))),
+            Err(ScanError::Invalid) => match slow_path(line) {
+                Ok(fixed) => {
+                    self.fixed = fixed;
+                    match self.scanner.scan(&self.fixed) {
+                        Ok(text) => (text, false),
+                        Err(_) => return f(Err(NotFrame::Bad(UnknownReason::InvalidJson))),
+                    }
+                }
+                Err(reason) => return f(Err(NotFrame::Bad(reason))),
             },
-            Err(reason) => f(Err(NotFrame::Bad(reason))),
-        }
-    }
-
-    /// Parses the scratch buffer into the tape and calls `f`; gives `f` back on a parse error.
-    fn parse_then<R, F>(&mut self, orig: &[u8], f: F) -> Result<R, (bool, F)>
-    where
-        F: FnOnce(Result<Val<'_>, NotFrame>) -> R,
-    {
-        let base = self.scratch.as_ptr() as usize;
-        let len = self.scratch.len() - INPUT_PADDING;
-        let mut tape = std::mem::replace(&mut self.tape, Tape::null().reset()).reset();
-        let r = match simd_json::fill_tape_padded(&mut self.scratch, len, &mut self.buffers, &mut tape) {
-            Ok(()) => {
-                let structurals = self.buffers.structural_indexes();
-                let root = Val { v: tape.as_value(), base, orig, structurals };
-                Ok(if root.v.is_object() { f(Ok(root)) } else { f(Err(NotFrame::NotObject)) })
-            }
-            Err(e) => Err((matches!(e.error(), simd_json::ErrorType::DepthLimitExceeded), f)),
         };
-        self.tape = tape.reset();
-        r
+        let doc = Doc { text, nodes: &self.scanner.nodes, arena: &self.arena, own };
+        let root = Val { doc: &doc, i: 0 };
+        if root.is_object() { f(Ok(root)) } else { f(Err(NotFrame::NotObject)) }
     }
+}
 
-    /// Parses the scratch buffer and throws the tape away, leaving the scratch reloaded with
-    /// `line` when it succeeds. Used only to probe; the real parse follows.
-    fn parse_scratch(&mut self) -> Result<(), ()> {
-        let len = self.scratch.len() - INPUT_PADDING;
-        let mut tape = std::mem::replace(&mut self.tape, Tape::null().reset()).reset();
-        let r = simd_json::fill_tape_padded(&mut self.scratch, len, &mut self.buffers, &mut tape);
-        self.tape = tape.reset();
-        r.map(|_| ()).map_err(|_| ())
-    }
-
-    /// A line simd-json refused: read it as SPEC §1 says if possible, leaving the bytes to parse
-    /// in the scratch buffer.
-    #[cold]
-    fn slow_path(&mut self, line: &[u8], too_deep: bool) -> Result<(), UnknownReason> {
-        if too_deep {
-            return Err(UnknownReason::MalformedFrame);
-        }
-        let starts_structured = matches!(line.iter().find(|b| !b.is_ascii_whitespace()), Some(b'{' | b'['));
-        let bad = if starts_structured { UnknownReason::InvalidJson } else { UnknownReason::NotJson };
-        // Lone surrogates read as U+FFFD: `\ud800` and `\ufffd` have the same length, so the
-        // repaired copy keeps every byte offset of the original.
-        if memchr::memmem::find(line, b"\\u").is_some() {
-            let mut fixed = line.to_vec();
-            if repair_surrogates(&mut fixed) {
-                self.load(&fixed);
-                if self.parse_scratch().is_ok() {
-                    self.load(&fixed);
-                    return Ok(());
-                }
+/// A line the scanner refused: the bytes to read instead, as SPEC §1 says, if there are any.
+#[cold]
+fn slow_path(line: &[u8]) -> Result<Vec<u8>, UnknownReason> {
+    let starts_structured = matches!(line.iter().find(|b| !b.is_ascii_whitespace()), Some(b'{' | b'['));
+    let bad = if starts_structured { UnknownReason::InvalidJson } else { UnknownReason::NotJson };
+    let mut probe = Scanner::default();
+    // Lone surrogates read as U+FFFD: `\ud800` and `\ufffd` have the same length, so the
+    // repaired copy keeps every byte offset of the original.
+    if memchr::memmem::find(line, b"\\u").is_some() {
+        let mut fixed = line.to_vec();
+        if repair_surrogates(&mut fixed) {
+            match probe.scan(&fixed) {
+                Ok(_) => return Ok(fixed),
+                Err(ScanError::TooDeep) => return Err(UnknownReason::MalformedFrame),
+                Err(ScanError::Invalid) => {}
             }
         }
-        // serde_json accepts a few documents simd-json refuses: re-encode what it reads.
-        if starts_structured {
-            // Numbers beyond f64 (`1e400`) are valid JSON both parsers refuse: read as
-            // `JSON.stringify(JSON.parse(…))` does (Infinity has no JSON form: `null`, i.e. absent).
-            let finite = null_infinite_numbers(line);
-            let text = finite.as_deref().unwrap_or(line);
-            if let Ok(bytes) = serde_json::from_slice::<serde_json::Value>(text).and_then(|v| serde_json::to_vec(&v)) {
-                self.load(&bytes);
-                if self.parse_scratch().is_ok() {
-                    self.load(&bytes);
-                    return Ok(());
-                }
+    }
+    // serde_json accepts a few documents the scanner refuses: re-encode what it reads.
+    if starts_structured {
+        // Numbers beyond f64 (`1e400`) are valid JSON both parsers refuse: read as
+        // `JSON.stringify(JSON.parse(…))` does (Infinity has no JSON form: `null`, i.e. absent).
+        let finite = null_infinite_numbers(line);
+        let text = finite.as_deref().unwrap_or(line);
+        if let Ok(bytes) = serde_json::from_slice::<serde_json::Value>(text).and_then(|v| serde_json::to_vec(&v)) {
+            match probe.scan(&bytes) {
+                Ok(_) => return Ok(bytes),
+                Err(ScanError::TooDeep) => return Err(UnknownReason::MalformedFrame),
+                Err(ScanError::Invalid) => {}
             }
         }
-        Err(bad)
     }
-
-    fn load(&mut self, bytes: &[u8]) {
-        self.scratch.clear();
-        self.scratch.extend_from_slice(bytes);
-        self.scratch.resize(bytes.len() + INPUT_PADDING, 0);
-    }
+    Err(bad)
 }
 
 thread_local! {
@@ -255,28 +226,82 @@ fn repair_surrogates(buf: &mut [u8]) -> bool {
 /// One JSON value of a parsed line.
 #[derive(Clone, Copy)]
 pub struct Val<'t> {
-    v: simd_json::tape::Value<'t, 't>,
-    /// Address of the scratch copy the tape's strings point into.
-    base: usize,
-    /// The original line, to recover strings' escaped form (empty when the parsed bytes are
-    /// not the line's own).
-    orig: &'t [u8],
-    /// simd-json's structural indexes of the line: where each string literal starts and what
-    /// follows it.
-    structurals: &'t [u32],
+    doc: &'t Doc<'t>,
+    /// Index of its node.
+    i: u32,
+}
+
+/// A number literal read as simd-json and serde_json read it: an integer that fits u64 or i64
+/// stays one, anything else (fractions, exponents, larger integers) is an f64.
+#[derive(Clone, Copy)]
+enum Num {
+    U(u64),
+    I(i64),
+    F(f64),
 }
 
 impl<'t> Val<'t> {
+    fn node(&self) -> &'t Node {
+        &self.doc.nodes[self.i as usize]
+    }
+
+    fn at(&self, i: u32) -> Val<'t> {
+        Val { doc: self.doc, i }
+    }
+
+    /// The text of this value in the line.
+    fn span(&self) -> &'t str {
+        let n = self.node();
+        self.doc.text.get(n.start as usize..n.end as usize).unwrap_or_default()
+    }
+
+    /// The inside of a string literal (quotes excluded).
+    fn inner(&self) -> &'t str {
+        let n = self.node();
+        self.doc.text.get(n.start as usize + 1..n.end as usize - 1).unwrap_or_default()
+    }
+
+    /// The members of an object as (key node, value node) indexes, in input order.
+    fn members(&self) -> impl Iterator<Item = (u32, u32)> + use<'t> {
+        let nodes = self.doc.nodes;
+        let n = self.node();
+        let end = if n.kind == Kind::Object { n.next } else { self.i + 1 };
+        let mut k = self.i + 1;
+        std::iter::from_fn(move || {
+            (k < end).then(|| {
+                let v = k + 1;
+                let key = k;
+                k = nodes[v as usize].next;
+                (key, v)
+            })
+        })
+    }
+
     /// The value under `key` when this is an object; a duplicate key's last value wins.
     pub fn get(&self, key: &str) -> Option<Val<'t>> {
-        let obj = self.v.as_object()?;
+        let n = self.node();
+        if n.kind != Kind::Object {
+            return None;
+        }
+        let (nodes, bytes, want) = (self.doc.nodes, self.doc.text.as_bytes(), key.as_bytes());
         let mut found = None;
-        for (k, v) in obj.iter() {
-            if k == key {
+        let mut k = self.i + 1;
+        while k < n.next {
+            let kn = &nodes[k as usize];
+            let v = k + 1;
+            let (start, end) = (kn.start as usize + 1, kn.end as usize - 1);
+            let hit = if kn.escaped {
+                self.at(k).str() == Some(key)
+            } else {
+                // Length and first byte first: most keys differ there, without a memcmp call.
+                end - start == want.len() && bytes.get(start) == want.first() && bytes.get(start..end) == Some(want)
+            };
+            if hit {
                 found = Some(v);
             }
+            k = nodes[v as usize].next;
         }
-        found.map(|v| self.wrap(v))
+        found.map(|v| self.at(v))
     }
 
     /// Follows a path of object keys.
@@ -288,13 +313,24 @@ impl<'t> Val<'t> {
         Some(cur)
     }
 
-    fn wrap(&self, v: simd_json::tape::Value<'t, 't>) -> Val<'t> {
-        Val { v, base: self.base, orig: self.orig, structurals: self.structurals }
+    /// True for a string (without decoding it).
+    pub fn is_str(&self) -> bool {
+        self.node().kind == Kind::Str
     }
 
     /// The string, when this is one.
     pub fn str(&self) -> Option<&'t str> {
-        self.v.into_string()
+        if self.node().kind != Kind::Str {
+            return None;
+        }
+        let inner = self.inner();
+        if !self.node().escaped {
+            return Some(inner);
+        }
+        let mut out = String::with_capacity(inner.len());
+        unescape(inner, &mut out);
+        let s: &'t str = self.doc.arena.alloc_str(&out);
+        Some(s)
     }
 
     /// `get(key)` as a string.
@@ -307,15 +343,34 @@ impl<'t> Val<'t> {
         self.str_at(key).map(str::to_owned)
     }
 
-    /// The string as [`Text`]; long strings keep the input's escaped bytes.
+    /// The literal (quotes included) to copy to the output as the input wrote it, when the line
+    /// is the input's own: a string whose escapes are all ones serde_json writes the same way
+    /// (what it would write, byte for byte: the scanner refused raw control characters, and a
+    /// quote or backslash can only appear escaped), or one whose decoded text is at least
+    /// [`RAW_MIN`] bytes long (passed through escaped as the CLI wrote it).
+    fn output_literal(&self) -> Option<&'t str> {
+        let n = self.node();
+        if n.kind != Kind::Str || !self.doc.own {
+            return None;
+        }
+        if n.canonical {
+            return Some(self.span());
+        }
+        let inner = self.inner();
+        // An escape decodes to at most a sixth of its length (`\u0041` is `A`): a literal six
+        // times the threshold is long enough whatever it holds.
+        let long = inner.len() >= RAW_MIN
+            && (!n.escaped || inner.len() >= 6 * RAW_MIN || unescaped_len(inner.as_bytes()) >= RAW_MIN);
+        long.then(|| self.span())
+    }
+
+    /// The string as [`Text`]; long strings keep the input's escaped bytes, and strings without
+    /// escapes are copied once, as the literal they will be written as.
     pub fn text(&self) -> Option<Text> {
-        let s = self.str()?;
-        if s.len() >= RAW_MIN
-            && let Some(quoted) = self.quoted_span(s)
-        {
+        if let Some(quoted) = self.output_literal() {
             return Some(Text::from_quoted(quoted));
         }
-        Some(Text::from(s))
+        self.str().map(Text::from)
     }
 
     /// `get(key)` as [`Text`].
@@ -323,36 +378,45 @@ impl<'t> Val<'t> {
         self.get(key)?.text()
     }
 
-    /// The string literal of `s` in the original line, quotes included.
-    fn quoted_span(&self, s: &str) -> Option<&'t [u8]> {
-        // simd-json unescapes a string in place, starting right after its opening quote: the
-        // unescaped text's offset in the scratch copy is the literal's offset in the line. The
-        // opening quote is a structural index; the next index is the character after the
-        // literal, so the closing quote is found without scanning the string again.
-        let open = (s.as_ptr() as usize).checked_sub(self.base)?.checked_sub(1)?;
-        if self.orig.get(open) != Some(&b'"') {
+    fn num(&self) -> Option<Num> {
+        if self.node().kind != Kind::Num {
             return None;
         }
-        let i = self.structurals.binary_search(&u32::try_from(open).ok()?).ok()?;
-        let next = self.structurals.get(i + 1).map_or(self.orig.len(), |&n| n as usize);
-        let mut close = next.checked_sub(1)?;
-        while close > open && self.orig.get(close).is_some_and(|b| b.is_ascii_whitespace()) {
-            close -= 1;
+        let s = self.span();
+        if !s.bytes().any(|b| matches!(b, b'.' | b'e' | b'E')) {
+            if let Ok(n) = s.parse::<u64>() {
+                return Some(Num::U(n));
+            }
+            if let Ok(n) = s.parse::<i64>() {
+                return Some(Num::I(n));
+            }
         }
-        (close > open && self.orig.get(close) == Some(&b'"') && close - open > s.len())
-            .then(|| &self.orig[open..=close])
+        parse_f64(s.as_bytes()).map(Num::F)
+    }
+
+    fn as_u64(&self) -> Option<u64> {
+        match self.num()? {
+            Num::U(n) => Some(n),
+            Num::I(n) => u64::try_from(n).ok(),
+            Num::F(_) => None,
+        }
+    }
+
+    fn as_i64(&self) -> Option<i64> {
+        match self.num()? {
+            Num::U(n) => i64::try_from(n).ok(),
+            Num::I(n) => Some(n),
+            Num::F(_) => None,
+        }
     }
 
     /// An unsigned integer (also from a non-negative float with no fraction).
     pub fn u64(&self) -> Option<u64> {
-        if let Some(n) = self.v.as_u64() {
-            return Some(n);
+        match self.num()? {
+            Num::U(n) => Some(n),
+            Num::I(n) => u64::try_from(n).ok(),
+            Num::F(f) => (f >= 0.0 && f.fract() == 0.0 && f < 1.8e19).then_some(f as u64),
         }
-        if let Some(n) = self.v.as_i64() {
-            return u64::try_from(n).ok();
-        }
-        let f = self.v.as_f64()?;
-        (f >= 0.0 && f.fract() == 0.0 && f < 1.8e19).then_some(f as u64)
     }
 
     /// `get(key)` as u64.
@@ -362,19 +426,21 @@ impl<'t> Val<'t> {
 
     /// A signed integer.
     pub fn i64(&self) -> Option<i64> {
-        if let Some(n) = self.v.as_i64() {
-            return Some(n);
+        match self.num()? {
+            Num::U(n) => i64::try_from(n).ok(),
+            Num::I(n) => Some(n),
+            Num::F(f) => (f.fract() == 0.0 && f.abs() < 9.2e18).then_some(f as i64),
         }
-        if let Some(n) = self.v.as_u64() {
-            return i64::try_from(n).ok();
-        }
-        let f = self.v.as_f64()?;
-        (f.fract() == 0.0 && f.abs() < 9.2e18).then_some(f as i64)
     }
 
     /// Any finite number as f64.
     pub fn f64(&self) -> Option<f64> {
-        self.v.cast_f64().filter(|f| f.is_finite())
+        let f = match self.num()? {
+            Num::U(n) => n as f64,
+            Num::I(n) => n as f64,
+            Num::F(f) => f,
+        };
+        f.is_finite().then_some(f)
     }
 
     /// `get(key)` as f64.
@@ -384,7 +450,11 @@ impl<'t> Val<'t> {
 
     /// A boolean.
     pub fn bool(&self) -> Option<bool> {
-        self.v.as_bool()
+        match self.node().kind {
+            Kind::True => Some(true),
+            Kind::False => Some(false),
+            _ => None,
+        }
     }
 
     /// `get(key)` as bool.
@@ -394,19 +464,29 @@ impl<'t> Val<'t> {
 
     /// True for JSON `null`.
     pub fn is_null(&self) -> bool {
-        self.v.is_null()
+        self.node().kind == Kind::Null
     }
 
     /// True for an object.
     pub fn is_object(&self) -> bool {
-        self.v.is_object()
+        self.node().kind == Kind::Object
     }
 
     /// The elements, when this is an array.
     pub fn array(&self) -> Option<impl Iterator<Item = Val<'t>> + use<'t>> {
-        let arr = self.v.as_array()?;
-        let (base, orig, structurals) = (self.base, self.orig, self.structurals);
-        Some(arr.iter().map(move |v| Val { v, base, orig, structurals }))
+        let n = self.node();
+        if n.kind != Kind::Array {
+            return None;
+        }
+        let (doc, nodes, end) = (self.doc, self.doc.nodes, n.next);
+        let mut k = self.i + 1;
+        Some(std::iter::from_fn(move || {
+            (k < end).then(|| {
+                let v = Val { doc, i: k };
+                k = nodes[k as usize].next;
+                v
+            })
+        }))
     }
 
     /// `get(key)` as an array.
@@ -417,10 +497,11 @@ impl<'t> Val<'t> {
     /// The key/value pairs, when this is an object, in input order; a duplicate key appears
     /// once, at its last position, with its last value.
     pub fn entries(&self) -> Option<Vec<(&'t str, Val<'t>)>> {
-        let obj = self.v.as_object()?;
-        let (base, orig, structurals) = (self.base, self.orig, self.structurals);
+        if !self.is_object() {
+            return None;
+        }
         let mut pairs: Vec<(&'t str, Val<'t>)> =
-            obj.iter().map(move |(k, v)| (k, Val { v, base, orig, structurals })).collect();
+            self.members().map(|(k, v)| (self.at(k).str().unwrap_or_default(), self.at(v))).collect();
         // Last one wins: keep a pair only if its key does not come again (linear for small
         // objects, hashed for large ones so that hostile input stays linear).
         let dup = if pairs.len() <= 16 {
@@ -477,48 +558,55 @@ impl<'t> Val<'t> {
     }
 
     fn write_json(&self, out: &mut Vec<u8>, skip_nulls: bool) {
-        if let Some(s) = self.str() {
-            match (s.len() >= RAW_MIN).then(|| self.quoted_span(s)).flatten() {
-                Some(q) => out.extend_from_slice(q),
-                None => crate::json::push_str(out, s),
-            }
-        } else if let Some(entries) = self.entries() {
-            out.push(b'{');
-            let mut first = true;
-            for (k, v) in entries.iter().filter(|(_, v)| !(skip_nulls && v.is_null())) {
-                if !first {
-                    out.push(b',');
+        match self.node().kind {
+            Kind::Str => match self.output_literal() {
+                Some(q) => out.extend_from_slice(q.as_bytes()),
+                None => crate::json::push_str(out, self.str().unwrap_or_default()),
+            },
+            Kind::Object => {
+                out.push(b'{');
+                let mut first = true;
+                for (k, v) in self.entries().unwrap_or_default().iter().filter(|(_, v)| !(skip_nulls && v.is_null())) {
+                    if !first {
+                        out.push(b',');
+                    }
+                    first = false;
+                    crate::json::push_str(out, k);
+                    out.push(b':');
+                    v.write_json(out, skip_nulls);
                 }
-                first = false;
-                crate::json::push_str(out, k);
-                out.push(b':');
-                v.write_json(out, skip_nulls);
+                out.push(b'}');
             }
-            out.push(b'}');
-        } else if let Some(items) = self.array() {
-            out.push(b'[');
-            let mut first = true;
-            for v in items.filter(|v| !(skip_nulls && v.is_null())) {
-                if !first {
-                    out.push(b',');
+            Kind::Array => {
+                out.push(b'[');
+                let mut first = true;
+                for v in self.array().into_iter().flatten().filter(|v| !(skip_nulls && v.is_null())) {
+                    if !first {
+                        out.push(b',');
+                    }
+                    first = false;
+                    v.write_json(out, skip_nulls);
                 }
-                first = false;
-                v.write_json(out, skip_nulls);
+                out.push(b']');
             }
-            out.push(b']');
-        } else if let Some(b) = self.bool() {
-            out.extend_from_slice(if b { b"true" } else { b"false" });
-        } else if let Some(n) = self.v.as_u64() {
-            out.extend_from_slice(n.to_string().as_bytes());
-        } else if let Some(n) = self.v.as_i64() {
-            out.extend_from_slice(n.to_string().as_bytes());
-        } else if let Some(f) = self.v.as_f64() {
-            match serde_json::Number::from_f64(f) {
-                Some(n) => out.extend_from_slice(n.to_string().as_bytes()),
-                None => out.extend_from_slice(b"null"),
+            Kind::True => out.extend_from_slice(b"true"),
+            Kind::False => out.extend_from_slice(b"false"),
+            Kind::Null => out.extend_from_slice(b"null"),
+            Kind::Num => {
+                if let Some(n) = self.as_u64() {
+                    out.extend_from_slice(n.to_string().as_bytes());
+                } else if let Some(n) = self.as_i64() {
+                    out.extend_from_slice(n.to_string().as_bytes());
+                } else {
+                    match self.num().and_then(|n| match n {
+                        Num::F(f) => serde_json::Number::from_f64(f),
+                        _ => None,
+                    }) {
+                        Some(n) => out.extend_from_slice(n.to_string().as_bytes()),
+                        None => out.extend_from_slice(b"null"),
+                    }
+                }
             }
-        } else {
-            out.extend_from_slice(b"null");
         }
     }
 }
@@ -526,10 +614,95 @@ impl<'t> Val<'t> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// JSON-ish pieces: valid tokens, escapes of every kind, and the mistakes a scanner must
+    /// refuse (lone surrogates, bad escapes, control characters, leading zeros, overflow).
+    const PIECES: &[&str] = &[
+        "{",
+        "}",
+        "[",
+        "]",
+        ",",
+        ":",
+        " ",
+        "\"",
+        "\"k\"",
+        "\"v\\n\"",
+        "\"\\u00e9\"",
+        "\"\\ud83d\\ude00\"",
+        "\\",
+        "\\u",
+        "\\ud800",
+        "\\udc00",
+        "\\x",
+        "\\/",
+        "\u{1}",
+        "\t",
+        "é",
+        "0",
+        "-0",
+        "01",
+        "1.",
+        "1.5e3",
+        "-12",
+        "1e400",
+        "18446744073709551616",
+        "true",
+        "fals",
+        "null",
+        "\"a\":1",
+        "\"a\":{\"b\":[1,2]}",
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 3000, ..ProptestConfig::default() })]
+
+        /// The scanner reads exactly what serde_json reads (the reference reader of SPEC §1
+        /// once its repairs are applied), with the same values: wrapped in an object with a
+        /// long string, so that every path (short and long strings, across 64-byte blocks) runs.
+        #[test]
+        fn reads_what_serde_json_reads(picks in proptest::collection::vec(0..PIECES.len(), 0..24), pad in 0usize..80) {
+            let body: String = picks.iter().map(|&i| PIECES[i]).collect();
+            let line = format!("{{\"pad\":\"{}\",\"x\":{body}}}", "p".repeat(pad));
+            let serde = serde_json::from_str::<serde_json::Value>(&line).ok();
+            let mut scanner = Scanner::default();
+            let scanned = scanner.scan(line.as_bytes()).is_ok();
+            prop_assert_eq!(scanned, serde.is_some(), "{}", line);
+            if let Some(want) = serde {
+                let got = Parser::default().with_frame(line.as_bytes(), |r| r.ok().map(|v| v.to_json()));
+                let got: serde_json::Value = serde_json::from_str(got.expect("an object").get()).unwrap();
+                prop_assert_eq!(numbers_as_f64(got), numbers_as_f64(want), "{}", line);
+            }
+        }
+    }
+
+    /// `v` with every number as an f64 and `-0` as `0` (agentnorm writes `-0` as `0`, as
+    /// `JSON.stringify(JSON.parse("-0"))` does; serde_json keeps it as `-0.0`).
+    fn numbers_as_f64(v: serde_json::Value) -> serde_json::Value {
+        use serde_json::Value;
+        match v {
+            Value::Number(n) => {
+                let f = n.as_f64().unwrap_or(f64::NAN);
+                Value::from(if f == 0.0 { 0.0 } else { f })
+            }
+            Value::Array(a) => Value::Array(a.into_iter().map(numbers_as_f64).collect()),
+            Value::Object(o) => Value::Object(o.into_iter().map(|(k, v)| (k, numbers_as_f64(v))).collect()),
+            other => other,
+        }
+    }
 
     fn with<R>(line: &str, f: impl FnOnce(Val<'_>) -> R) -> R {
         let mut p = Parser::default();
         p.with_frame(line.as_bytes(), |r| f(r.expect("object")))
+    }
+
+    #[test]
+    fn parser_and_decoded_lines_can_move_to_other_threads() {
+        fn send<T: Send>() {}
+        send::<Parser>();
+        send::<crate::normalize::Decoded>();
+        send::<crate::normalize::Fold>();
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! transparently by their magic bytes (SPEC §5). The library does no I/O; this is the binary's.
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read};
+use std::io::{self, BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
 /// One input stream.
@@ -68,40 +68,49 @@ pub fn is_log_name(p: &Path) -> bool {
     base.ends_with(".jsonl") || base.ends_with(".ndjson")
 }
 
-/// A readable stream, decompressed when it starts with gzip's or zstd's magic bytes.
-pub type Reader = Box<dyn Read + Send>;
+/// Files at least this large are read ahead on a thread of their own.
+const READ_AHEAD_MIN: u64 = 4 << 20;
+
+/// A readable stream, decompressed when it starts with gzip's or zstd's magic bytes. It is
+/// buffered: `fill_buf` hands out the bytes read without copying them again.
+pub type Reader = Box<dyn BufRead + Send>;
 
 /// Opens an input. Files and stdin alike are sniffed for compression.
 pub fn open(input: &Input) -> io::Result<Reader> {
-    let raw: Box<dyn Read + Send> = match input {
-        Input::Stdin => Box::new(io::stdin()),
+    let raw: Reader = match input {
+        Input::Stdin => Box::new(BufReader::with_capacity(1 << 20, io::stdin())),
         Input::File(p) => {
             let f = File::open(p)?;
-            if f.metadata()?.is_dir() {
+            let meta = f.metadata()?;
+            if meta.is_dir() {
                 return Err(io::Error::new(io::ErrorKind::IsADirectory, "is a directory"));
             }
-            Box::new(f)
+            // Large files are read ahead on their own thread (small ones are not worth a thread).
+            if meta.len() >= READ_AHEAD_MIN {
+                Box::new(crate::readahead::ReadAhead::new(f)?)
+            } else {
+                Box::new(BufReader::with_capacity(1 << 20, f))
+            }
         }
     };
     decompressed(raw)
 }
 
-fn decompressed(raw: Box<dyn Read + Send>) -> io::Result<Reader> {
-    let mut buf = BufReader::with_capacity(1 << 20, raw);
-    let head = buf.fill_buf()?;
+fn decompressed(mut raw: Reader) -> io::Result<Reader> {
+    let head = raw.fill_buf()?;
     Ok(if head.starts_with(&[0x1f, 0x8b]) {
-        Box::new(flate2::bufread::MultiGzDecoder::new(buf))
+        Box::new(BufReader::with_capacity(1 << 20, flate2::bufread::MultiGzDecoder::new(raw)))
     } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
-        Box::new(zstd::stream::read::Decoder::with_buffer(buf)?)
+        Box::new(BufReader::with_capacity(1 << 20, zstd::stream::read::Decoder::with_buffer(raw)?))
     } else {
-        Box::new(buf)
+        raw
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::Write;
+    use std::io::{Read, Write};
 
     #[test]
     fn log_names() {

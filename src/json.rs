@@ -48,7 +48,13 @@ pub(crate) fn serialize_raw_json<S: Serializer>(json: &str, serializer: S) -> Re
 
 /// Decodes a JSON string literal (quotes included) that the frame reader has validated.
 pub(crate) fn decode_quoted(quoted: &str) -> String {
-    serde_json::from_str(quoted).unwrap_or_default()
+    let inner = quoted.strip_prefix('"').and_then(|q| q.strip_suffix('"')).unwrap_or_default();
+    if !inner.contains('\\') {
+        return inner.to_owned();
+    }
+    let mut out = String::with_capacity(inner.len());
+    crate::scan::unescape(inner, &mut out);
+    out
 }
 
 /// Appends one event as a JSON line (object + `\n`) to `out`.
@@ -80,7 +86,7 @@ mod tests {
     fn escaped_text_is_copied_verbatim_by_write_event() {
         let ev = Event::OutputDelta {
             env: Envelope::default(),
-            text: Text::from_quoted(br#""a\u0041\n\"b""#),
+            text: Text::from_quoted(r#""a\u0041\n\"b""#),
             message_id: None,
         };
         let mut out = Vec::new();

@@ -44,6 +44,7 @@ pub mod redact;
 pub mod render;
 pub mod report;
 pub mod safe;
+mod scan;
 pub mod sink;
 pub mod stderr;
 pub mod time;

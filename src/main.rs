@@ -5,7 +5,9 @@
 mod cli;
 mod exec;
 mod input;
+mod pipes;
 mod progress;
+mod readahead;
 
 use std::io::{self, IsTerminal as _, Read, Write};
 use std::path::PathBuf;
@@ -157,6 +159,7 @@ fn normalize(args: NormalizeArgs) -> Result<u8> {
         interrupted,
         progress: progress.counters(),
     };
+    pipes::enlarge_std_pipes();
     let outcome = exec::run(inputs, &settings, &mut io::stdout().lock())?;
     progress.finish();
     let mut code = 0;

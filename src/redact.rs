@@ -658,7 +658,7 @@ mod tests {
     #[test]
     fn escaped_keyword_is_found() {
         // `sk-` spelled with an escape in the input's escaped form.
-        let t = Text::from_quoted(br#""x \u0073k-ant-api03-abcdefghijklmnopqrstuvwx1 y""#);
+        let t = Text::from_quoted(r#""x \u0073k-ant-api03-abcdefghijklmnopqrstuvwx1 y""#);
         let mut t2 = t.clone();
         assert!(redactor().text(&mut t2));
         assert_eq!(t2.as_str(), "x [REDACTED:anthropic-key] y");

@@ -188,7 +188,7 @@ pub fn map(f: Val<'_>, m: &mut Mapped) {
 
 /// The lines without `msg`: the leading config object and the prompt.
 fn untyped(f: Val<'_>, m: &mut Mapped) {
-    if let Some(prompt) = f.get("prompt").filter(|p| p.str().is_some()) {
+    if let Some(prompt) = f.get("prompt").filter(|p| p.is_str()) {
         m.frame = "prompt".to_owned();
         return match prompt.text() {
             Some(text) if !text.is_empty() => m.push(Event::UserMessage { env: Envelope::default(), text }),

@@ -91,7 +91,7 @@ fn system(f: Val<'_>, m: &mut Mapped) {
 /// other blocks are written as `[<type>]` when `others` is set. `None` when `content` is neither.
 fn message_text(content: Option<Val<'_>>, sep: &str, others: bool) -> Option<Text> {
     let content = content?;
-    if content.str().is_some() {
+    if content.is_str() {
         return content.text();
     }
     let blocks: Vec<Val<'_>> = content.array()?.collect();
@@ -256,7 +256,7 @@ fn find_call(tc: Val<'_>) -> Option<Call<'_>> {
     };
     let raw = present(body, "arguments").or_else(|| present(body, "args"));
     let args_string = raw.and_then(|a| a.str());
-    let args = raw.filter(|a| a.str().is_none());
+    let args = raw.filter(|a| !a.is_str());
     Some(Call { name: name.to_owned(), args, args_string, body })
 }
 
@@ -408,7 +408,7 @@ fn outcome(name: &str, result: Option<Val<'_>>) -> Outcome {
     let Some(r) = result else {
         return Outcome { ok: true, output: None, exit_code: None, error: None };
     };
-    if r.str().is_some() {
+    if r.is_str() {
         return Outcome { ok: true, output: r.text().filter(|t| !t.is_empty()), exit_code: None, error: None };
     }
     let failure = FAILURES.iter().find_map(|k| present(r, k).map(|v| (*k, v)));
@@ -467,7 +467,7 @@ fn shell_output(b: Val<'_>) -> Option<Text> {
 /// The text of an MCP result's `content` blocks: `{text: "…"}` or `{text: {text: "…"}}` (as
 /// Cursor nests it), others as `[<type>]`, joined by `\n`.
 fn mcp_content(content: Val<'_>) -> Option<Text> {
-    if content.str().is_some() {
+    if content.is_str() {
         return content.text();
     }
     let blocks: Vec<Val<'_>> = content.array()?.collect();
@@ -492,7 +492,7 @@ fn mcp_content(content: Val<'_>) -> Option<Text> {
 /// content blocks); otherwise the first text field of `content`, `output`, `stdout`, `message`,
 /// `text`, `result`; otherwise the result object as compact JSON (`write`, `grep`, `ls`, …).
 fn success_output(name: &str, s: Val<'_>) -> Option<Text> {
-    if s.str().is_some() {
+    if s.is_str() {
         return s.text().filter(|t| !t.is_empty());
     }
     let own = match name {

@@ -389,14 +389,14 @@ pub fn one_line(s: &str) -> Option<String> {
 /// Codex's `input_text` / `output_text`) joined by `\n` and other blocks written as
 /// `[<block type>]` (SPEC §3 `tool_completed.output`).
 pub fn content_text(content: Val<'_>) -> Option<Text> {
-    if content.str().is_some() {
+    if content.is_str() {
         return content.text();
     }
     let blocks: Vec<Val<'_>> = content.array()?.collect();
     let is_text = |ty: Option<&str>| ty.is_none_or(|t| t == "text" || t.ends_with("_text"));
     if let [only] = blocks.as_slice()
         && is_text(only.str_at("type"))
-        && only.str_at("text").is_some()
+        && only.get("text").is_some_and(|t| t.is_str())
     {
         return only.text_at("text");
     }
