@@ -6,9 +6,10 @@
 
 #![allow(dead_code)]
 
-use std::io::Write;
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc::Receiver;
 
 use serde_json::Value;
 
@@ -109,6 +110,22 @@ pub fn run_raw(args: &[&str], input: &[u8]) -> Output {
     let out = child.wait_with_output().expect("waiting for agentnorm");
     writer.join().expect("stdin writer");
     out
+}
+
+/// The stdout lines of a spawned child (its stdout piped), through a channel, so that a test can
+/// wait for each with a timeout instead of blocking on a read.
+pub fn stdout_lines(child: &mut Child) -> Receiver<String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().expect("stdout piped");
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
 }
 
 /// Panics with the exit code and stderr unless the run succeeded.
@@ -509,6 +526,26 @@ pub fn decode_entities(s: &str) -> String {
         .replace("&#39;", "'")
         .replace("&nbsp;", "\u{a0}")
         .replace("&amp;", "&")
+}
+
+// ------------------------------------------------------------------------------------------------
+// The pretty view
+// ------------------------------------------------------------------------------------------------
+
+/// `s` without the SGR colour codes (`ESC [ digits;… m`) the pretty view writes; panics on any
+/// other escape sequence.
+pub fn strip_sgr(s: &str) -> String {
+    let mut out = String::new();
+    let mut rest = s;
+    while let Some(i) = rest.find('\x1b') {
+        out.push_str(&rest[..i]);
+        let tail = rest[i..].strip_prefix("\x1b[").unwrap_or_else(|| panic!("not CSI: {:?}", &rest[i..]));
+        let end = tail.find(|c: char| !(c.is_ascii_digit() || c == ';')).unwrap_or(tail.len());
+        assert_eq!(tail.as_bytes().get(end), Some(&b'm'), "an escape that is no SGR code: {:?}", &rest[i..]);
+        rest = &tail[end + 1..];
+    }
+    out.push_str(rest);
+    out
 }
 
 // ------------------------------------------------------------------------------------------------
