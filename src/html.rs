@@ -22,7 +22,7 @@
 //! (other events came in between), the result is a block of its own where it came, the two
 //! linked both ways by anchors made from the tool id.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
@@ -295,7 +295,7 @@ impl Transcript {
     pub fn pages(&self) -> Vec<Page> {
         let mut pages: Vec<Page> = Vec::new();
         let mut by_session: HashMap<&str, usize> = HashMap::new();
-        let mut taken: HashMap<String, u32> = HashMap::new();
+        let mut taken: HashSet<String> = HashSet::new();
         for (i, s) in self.sections.iter().enumerate() {
             if let Some(id) = s.session_id.as_deref() {
                 if let Some(&p) = by_session.get(id) {
@@ -315,9 +315,13 @@ impl Transcript {
                     })
                 })
                 .unwrap_or_else(|| format!("session-{}", i + 1));
-            let n = taken.entry(stem.to_ascii_lowercase()).or_insert(0);
-            *n += 1;
-            let file_name = if *n == 1 { format!("{stem}.html") } else { format!("{stem}-{n}.html") };
+            // Unique whatever the case, also against a session whose own id ends in `-2`.
+            let mut file_name = format!("{stem}.html");
+            let mut n = 1;
+            while !taken.insert(file_name.to_ascii_lowercase()) {
+                n += 1;
+                file_name = format!("{stem}-{n}.html");
+            }
             pages.push(Page { file_name, sections: vec![i] });
         }
         pages

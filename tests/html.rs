@@ -158,6 +158,36 @@ fn output_dir_writes_one_page_per_session_inside_the_folder() {
 }
 
 #[test]
+fn output_dir_gives_every_session_its_own_file_even_when_an_id_looks_like_a_numbered_name() {
+    let dir = tempfile::tempdir().unwrap();
+    // "a/b" and "a_b" share the stem "a_b"; the second becomes "a_b-2", which the third session
+    // names as its own id.
+    let input: String = ["a/b", "a_b", "a_b-2"]
+        .iter()
+        .map(|id| {
+            format!(
+                "{{\"type\":\"thread.started\",\"thread_id\":\"{id}\"}}\n\
+                 {{\"type\":\"item.completed\",\"item\":{{\"id\":\"i\",\"type\":\"agent_message\",\"text\":\"hello from {id}.\"}}}}\n"
+            )
+        })
+        .collect();
+    let out = run_raw(
+        &["--format", "html", "--no-observed-at", "--output-dir", dir.path().to_str().unwrap()],
+        input.as_bytes(),
+    );
+    assert_success(&out);
+    let listed: BTreeSet<String> = String::from_utf8(out.stdout).unwrap().lines().map(str::to_owned).collect();
+    assert_eq!(listed.len(), 3, "{listed:?}");
+    for id in ["a/b", "a_b", "a_b-2"] {
+        let pages: Vec<&String> = listed
+            .iter()
+            .filter(|p| std::fs::read_to_string(p).unwrap().contains(&format!("hello from {}.", escape(id))))
+            .collect();
+        assert_eq!(pages.len(), 1, "{id} is on {pages:?}");
+    }
+}
+
+#[test]
 fn output_dir_needs_the_html_format() {
     let out = run_raw(&["--output-dir", "/tmp/never-written-by-agentnorm"], b"");
     assert_eq!(out.status.code(), Some(2));
