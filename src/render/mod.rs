@@ -1148,15 +1148,15 @@ fn finish_held(mut h: Held, last_plan: Option<&[PlanItem]>) -> Block {
 /// its output folded.
 fn tool_lines(call: &ToolCall, extra: Vec<Line>, plan: Option<&[PlanItem]>) -> Vec<Line> {
     let indent = || vec![Span::new(SpanKind::Bullet, "    ")];
-    let (mark, mark_text) = match call.outcome {
-        Outcome::Running => (Outcome::Running, "…"),
-        Outcome::Ok => (Outcome::Ok, "✓"),
-        Outcome::Failed => (Outcome::Failed, "✗"),
+    let mark_text = match call.outcome {
+        Outcome::Running => "…",
+        Outcome::Ok => "✓",
+        Outcome::Failed => "✗",
     };
     let kind = call.kind.unwrap_or(ToolKind::Other);
     let label = if kind == ToolKind::Other { call.name.clone() } else { activity_label(kind).to_owned() };
     let mut spans = vec![
-        Span::new(SpanKind::Outcome(mark), mark_text),
+        Span::new(SpanKind::Outcome(call.outcome), mark_text),
         Span::new(SpanKind::Meta, " "),
         Span::new(SpanKind::Activity(kind), label),
     ];
@@ -1198,7 +1198,7 @@ fn tool_lines(call: &ToolCall, extra: Vec<Line>, plan: Option<&[PlanItem]>) -> V
     }
     // The error is left out where the headline or the shown output already says it (CLIs often
     // make it the output's first line, or its first characters).
-    let says_exit = call.exit_code.is_some_and(|c| *err_text(call) == format!("exit code {c}"));
+    let says_exit = call.exit_code.is_some_and(|c| call.error.as_deref() == Some(&format!("exit code {c}")));
     let in_output = |err: &str| {
         call.output.as_ref().is_some_and(|o| {
             let shown = o.lines[..o.shown].join("\n");
@@ -1233,10 +1233,6 @@ fn tool_lines(call: &ToolCall, extra: Vec<Line>, plan: Option<&[PlanItem]>) -> V
     lines
 }
 
-fn err_text(call: &ToolCall) -> &str {
-    call.error.as_deref().unwrap_or_default()
-}
-
 /// A plan as a checklist, one line per item.
 fn plan_lines(items: &[PlanItem]) -> Vec<Line> {
     items
@@ -1255,7 +1251,7 @@ fn plan_lines(items: &[PlanItem]) -> Vec<Line> {
         .collect()
 }
 
-/// `2/5 done`, with the item in progress when there is one.
+/// `2/5 done`: the items completed of all.
 fn plan_progress(items: &[PlanItem]) -> String {
     let done = items.iter().filter(|i| i.status == PlanStatus::Completed).count();
     format!("{done}/{} done", items.len())
