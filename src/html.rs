@@ -292,13 +292,8 @@ impl Transcript {
                     })
                 })
                 .unwrap_or_else(|| format!("session-{}", i + 1));
-            // Unique whatever the case, also against a session whose own id ends in `-2`.
-            let mut file_name = format!("{stem}.html");
-            let mut n = 1;
-            while !taken.insert(file_name.to_ascii_lowercase()) {
-                n += 1;
-                file_name = format!("{stem}-{n}.html");
-            }
+            // Unique whatever the case (file systems that fold it).
+            let file_name = first_free(&mut taken, &stem, ".html", str::to_ascii_lowercase);
             pages.push(Page { file_name, sections: vec![i] });
         }
         pages
@@ -576,11 +571,23 @@ fn write_lines(h: &mut String, lines: &[Line], skip_prefix: usize) {
     }
 }
 
+/// `{base}{suffix}`, else `{base}-2{suffix}`, `{base}-3{suffix}`, …: the first whose `key` is not
+/// in `taken` yet (also when another name's own base ends in `-2`); its key joins `taken`.
+fn first_free(taken: &mut HashSet<String>, base: &str, suffix: &str, key: impl Fn(&str) -> String) -> String {
+    let mut name = format!("{base}{suffix}");
+    let mut n = 1;
+    while !taken.insert(key(&name)) {
+        n += 1;
+        name = format!("{base}-{n}{suffix}");
+    }
+    name
+}
+
 /// An anchor per tool block, unique in the section: a call, and the block that completes it when
 /// the call was shown running first.
 fn tool_anchors(blocks: &[Block]) -> (Vec<Option<String>>, HashMap<usize, usize>) {
     let mut anchors = vec![None; blocks.len()];
-    let mut used: HashMap<String, u32> = HashMap::new();
+    let mut used: HashSet<String> = HashSet::new();
     let mut running: HashMap<&str, usize> = HashMap::new();
     // Completing block → the running call it completes, and back.
     let mut pairs = HashMap::new();
@@ -594,10 +601,7 @@ fn tool_anchors(blocks: &[Block]) -> (Vec<Option<String>>, HashMap<usize, usize>
             pairs.insert(c, i);
             continue;
         }
-        let base = anchor(&t.id);
-        let n = used.entry(base.clone()).or_insert(0);
-        *n += 1;
-        anchors[i] = Some(if *n == 1 { base } else { format!("{base}-{n}") });
+        anchors[i] = Some(first_free(&mut used, &anchor(&t.id), "", str::to_owned));
         if t.outcome == Outcome::Running {
             running.insert(t.id.as_str(), i);
         }

@@ -295,6 +295,43 @@ fn a_result_sits_in_its_call_when_it_follows_it_and_is_linked_both_ways_when_not
 }
 
 #[test]
+fn every_call_has_its_own_anchor_even_when_an_id_looks_like_a_numbered_one() {
+    let e = env("s");
+    // "t" twice (ids reused in one session) makes "t" and "t-2"; the third call's own id is "t-2".
+    let events: Vec<Event> = ["t", "t", "t-2"]
+        .iter()
+        .flat_map(|id| {
+            [
+                Event::ToolStarted {
+                    env: e.clone(),
+                    tool_id: (*id).to_owned(),
+                    name: "Bash".to_owned(),
+                    kind: agentnorm::event::ToolKind::Shell,
+                    input: None,
+                    summary: None,
+                    synthetic: None,
+                },
+                Event::ToolCompleted {
+                    env: e.clone(),
+                    tool_id: (*id).to_owned(),
+                    name: None,
+                    kind: None,
+                    ok: true,
+                    output: None,
+                    exit_code: None,
+                    error: None,
+                    duration_ms: None,
+                },
+            ]
+        })
+        .collect();
+    let html = page_from(&events);
+    let ids = ids_with(&html, "call-");
+    assert_eq!(ids.len(), 3, "{ids:?}");
+    assert_eq!(ids.iter().collect::<BTreeSet<_>>().len(), 3, "an anchor used twice: {ids:?}");
+}
+
+#[test]
 fn a_subagents_work_is_grouped_under_its_task() {
     let f = common::fixture("claude", "subagent_background_agent");
     let evs = run_path(&f);
