@@ -311,7 +311,12 @@ impl Transcript {
             sections.iter().filter_map(|&i| self.sections.get(i).map(|s| (i, s))).collect();
         let title = match chosen.first() {
             None => "agentnorm: no session".to_owned(),
-            Some((_, s)) if chosen.iter().all(|(_, o)| o.meta.session_id == s.meta.session_id) => {
+            // One session: one section, or several of one session id (none is no shared id).
+            Some((_, s))
+                if chosen.len() == 1
+                    || (s.meta.session_id.is_some()
+                        && chosen.iter().all(|(_, o)| o.meta.session_id == s.meta.session_id)) =>
+            {
                 format!(
                     "agentnorm · {}",
                     s.meta.session_id.as_deref().or(s.meta.source.as_deref()).unwrap_or("session")

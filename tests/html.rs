@@ -188,6 +188,21 @@ fn output_dir_gives_every_session_its_own_file_even_when_an_id_looks_like_a_numb
 }
 
 #[test]
+fn a_page_of_several_inputs_without_session_ids_is_titled_by_their_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let no_id = "{\"type\":\"turn.started\"}\n\
+                 {\"type\":\"item.completed\",\"item\":{\"id\":\"m\",\"type\":\"agent_message\",\"text\":\"hi\"}}\n";
+    let (a, b) = (dir.path().join("a.jsonl"), dir.path().join("b.jsonl"));
+    std::fs::write(&a, no_id).unwrap();
+    std::fs::write(&b, no_id).unwrap();
+    let html = page_of(&[&a, &b]);
+    assert_eq!(html.matches("<section class=\"session\"").count(), 2);
+    assert_eq!(page_title(&html), "agentnorm · 2 sessions");
+    let one = page_of(&[&a]);
+    assert_eq!(page_title(&one), format!("agentnorm · {}", escape(&a.display().to_string())));
+}
+
+#[test]
 fn output_dir_needs_the_html_format() {
     let out = run_raw(&["--output-dir", "/tmp/never-written-by-agentnorm"], b"");
     assert_eq!(out.status.code(), Some(2));
