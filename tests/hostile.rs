@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 mod common;
 use common::{
     ESCAPE_PAYLOADS, at_line, bin, of_type, output_events as events, output_text, parse, run_ended, run_raw,
-    stdout_lines, strip_sgr, ty, types_at,
+    spec_lines, stdout_lines, strip_sgr, ty, types_at,
 };
 
 const TIMEOUT: Duration = Duration::from_secs(30);
@@ -68,22 +68,6 @@ fn no_null(v: &Value, top: bool) -> bool {
         }
         _ => true,
     }
-}
-
-/// The input lines as SPEC §1 counts them (BOM skipped; `\r` before `\n` dropped).
-fn spec_lines(input: &[u8]) -> Vec<&[u8]> {
-    let input = input.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(input);
-    let ended = input.is_empty() || input.ends_with(b"\n");
-    let mut lines: Vec<&[u8]> = input.split(|&b| b == b'\n').collect();
-    if ended {
-        lines.pop();
-    }
-    let n = lines.len();
-    lines
-        .into_iter()
-        .enumerate()
-        .map(|(i, l)| if i + 1 < n || ended { l.strip_suffix(b"\r").unwrap_or(l) } else { l })
-        .collect()
 }
 
 /// Every non-blank line named by an event, `run_ended.lines` counting every line.

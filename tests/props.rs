@@ -4,7 +4,7 @@ use agentnorm::{Event, NdjsonSink, Normalizer, Options};
 use proptest::prelude::*;
 
 mod common;
-use common::strip_sgr;
+use common::{spec_lines, strip_sgr};
 
 /// A mixed stream: Claude with partial messages, Codex, CRLF, blank, non-JSON, long text, no
 /// final newline.
@@ -187,24 +187,6 @@ fn any_stream() -> impl Strategy<Value = Vec<u8>> {
             s
         },
     )
-}
-
-/// The input lines as SPEC §1 counts them: split on `\n`, a `\r` before it dropped, a last line
-/// without newline counted, a leading BOM skipped.
-fn spec_lines(input: &[u8]) -> Vec<&[u8]> {
-    let input = input.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(input);
-    let mut lines: Vec<&[u8]> = input.split(|&b| b == b'\n').collect();
-    let ended = input.last() == Some(&b'\n') || input.is_empty();
-    if ended {
-        lines.pop();
-    }
-    let n = lines.len();
-    for (i, l) in lines.iter_mut().enumerate() {
-        if i + 1 < n || ended {
-            *l = l.strip_suffix(b"\r").unwrap_or(l);
-        }
-    }
-    lines
 }
 
 fn is_blank(l: &[u8]) -> bool {

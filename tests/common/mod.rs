@@ -81,6 +81,23 @@ pub fn input_frames(fixture: &Path) -> Vec<(u64, Value)> {
         .collect()
 }
 
+/// The input lines as SPEC §1 counts them: split on `\n`, a `\r` before it dropped, a last line
+/// without newline counted, a leading BOM skipped.
+pub fn spec_lines(input: &[u8]) -> Vec<&[u8]> {
+    let input = input.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(input);
+    let ended = input.is_empty() || input.ends_with(b"\n");
+    let mut lines: Vec<&[u8]> = input.split(|&b| b == b'\n').collect();
+    if ended {
+        lines.pop();
+    }
+    let n = lines.len();
+    lines
+        .into_iter()
+        .enumerate()
+        .map(|(i, l)| if i + 1 < n || ended { l.strip_suffix(b"\r").unwrap_or(l) } else { l })
+        .collect()
+}
+
 // ------------------------------------------------------------------------------------------------
 // Running the binary
 // ------------------------------------------------------------------------------------------------
