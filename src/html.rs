@@ -22,7 +22,7 @@
 //! (other events came in between), the result is a block of its own where it came, the two
 //! linked both ways by anchors made from the tool id.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
@@ -101,9 +101,9 @@ pub fn file_stem(id: &str) -> Option<String> {
     (!s.is_empty() && s.chars().any(|c| c.is_ascii_alphanumeric())).then_some(s)
 }
 
-/// What a section knows of its session, and its transcript as render-model blocks.
-#[derive(Debug)]
-struct Section {
+/// What a section knows of its session, shown above its transcript.
+#[derive(Debug, Default)]
+struct Meta {
     source: Option<String>,
     session_id: Option<String>,
     dialect: Option<Dialect>,
@@ -113,6 +113,12 @@ struct Section {
     parent_session_id: Option<String>,
     first_at: Option<String>,
     last_at: Option<String>,
+}
+
+/// What a section knows of its session, and its transcript as render-model blocks.
+#[derive(Debug)]
+struct Section {
+    meta: Meta,
     renderer: Renderer,
     blocks: Vec<Block>,
     collector: Collector,
@@ -123,15 +129,7 @@ impl Section {
     fn new(source: Option<String>) -> Section {
         Section {
             collector: Collector::new(source.clone()),
-            source,
-            session_id: None,
-            dialect: None,
-            model: None,
-            cwd: None,
-            cli_version: None,
-            parent_session_id: None,
-            first_at: None,
-            last_at: None,
+            meta: Meta { source, ..Meta::default() },
             // A page can fold on demand (<details>): prompts and reasoning are kept whole.
             renderer: Renderer::new(RenderOptions { fold_text: usize::MAX, ..RenderOptions::default() }),
             blocks: Vec::new(),
@@ -140,7 +138,7 @@ impl Section {
     }
 
     fn is_blank(&self) -> bool {
-        self.session_id.is_none() && self.blocks.iter().all(|b| matches!(b.kind, BlockKind::Source))
+        self.meta.session_id.is_none() && self.blocks.iter().all(|b| matches!(b.kind, BlockKind::Source))
     }
 }
 
@@ -184,21 +182,7 @@ impl HtmlSink {
                 let mut report = Report::default();
                 report.add(s.collector.finish());
                 let (rows, totals) = report.rows(&ReportOptions { by: GroupBy::Model, ..ReportOptions::default() });
-                Finished {
-                    source: s.source,
-                    session_id: s.session_id,
-                    dialect: s.dialect,
-                    model: s.model,
-                    cwd: s.cwd,
-                    cli_version: s.cli_version,
-                    parent_session_id: s.parent_session_id,
-                    first_at: s.first_at,
-                    last_at: s.last_at,
-                    blocks: s.blocks,
-                    rows,
-                    totals,
-                    run: s.run,
-                }
+                Finished { meta: s.meta, blocks: s.blocks, rows, totals, run: s.run }
             })
             .collect();
         Transcript { sections }
@@ -211,8 +195,8 @@ impl Sink for HtmlSink {
         match ev {
             Event::RunStarted { .. } => self.start_section(env.source.clone()),
             // Events before the first session of an input (CLI banners) belong to it.
-            Event::SessionStarted { .. } if self.current(env).session_id.is_some() => {
-                let source = self.current(env).source.clone();
+            Event::SessionStarted { .. } if self.current(env).meta.session_id.is_some() => {
+                let source = self.current(env).meta.source.clone();
                 self.start_section(source);
             }
             _ => {}
@@ -220,24 +204,24 @@ impl Sink for HtmlSink {
         let s = self.current(env);
         s.collector.event(ev);
         s.renderer.push(ev, &mut s.blocks);
-        if s.session_id.is_none() {
-            s.session_id.clone_from(&env.session_id);
+        if s.meta.session_id.is_none() {
+            s.meta.session_id.clone_from(&env.session_id);
         }
-        if s.dialect.is_none() {
-            s.dialect = env.dialect;
+        if s.meta.dialect.is_none() {
+            s.meta.dialect = env.dialect;
         }
         if let Some(at) = &env.at {
-            if s.first_at.is_none() {
-                s.first_at = Some(at.clone());
+            if s.meta.first_at.is_none() {
+                s.meta.first_at = Some(at.clone());
             }
-            s.last_at = Some(at.clone());
+            s.meta.last_at = Some(at.clone());
         }
         match ev {
             Event::SessionStarted { model, cwd, cli_version, parent_session_id, .. } => {
-                s.model.clone_from(model);
-                s.cwd.clone_from(cwd);
-                s.cli_version.clone_from(cli_version);
-                s.parent_session_id.clone_from(parent_session_id);
+                s.meta.model.clone_from(model);
+                s.meta.cwd.clone_from(cwd);
+                s.meta.cli_version.clone_from(cli_version);
+                s.meta.parent_session_id.clone_from(parent_session_id);
             }
             Event::RunEnded { lines, unknown, complete, .. } => s.run = Some((*lines, *unknown, *complete)),
             _ => {}
@@ -248,15 +232,7 @@ impl Sink for HtmlSink {
 /// One finished section.
 #[derive(Debug)]
 struct Finished {
-    source: Option<String>,
-    session_id: Option<String>,
-    dialect: Option<Dialect>,
-    model: Option<String>,
-    cwd: Option<String>,
-    cli_version: Option<String>,
-    parent_session_id: Option<String>,
-    first_at: Option<String>,
-    last_at: Option<String>,
+    meta: Meta,
     blocks: Vec<Block>,
     rows: Vec<Row>,
     totals: Row,
@@ -295,9 +271,9 @@ impl Transcript {
     pub fn pages(&self) -> Vec<Page> {
         let mut pages: Vec<Page> = Vec::new();
         let mut by_session: HashMap<&str, usize> = HashMap::new();
-        let mut taken: HashMap<String, u32> = HashMap::new();
+        let mut taken: HashSet<String> = HashSet::new();
         for (i, s) in self.sections.iter().enumerate() {
-            if let Some(id) = s.session_id.as_deref() {
+            if let Some(id) = s.meta.session_id.as_deref() {
                 if let Some(&p) = by_session.get(id) {
                     pages[p].sections.push(i);
                     continue;
@@ -305,19 +281,19 @@ impl Transcript {
                 by_session.insert(id, pages.len());
             }
             let stem = s
+                .meta
                 .session_id
                 .as_deref()
                 .and_then(file_stem)
                 .or_else(|| {
-                    s.source.as_deref().and_then(|src| {
+                    s.meta.source.as_deref().and_then(|src| {
                         let name = src.rsplit('/').next().unwrap_or(src);
                         file_stem(name.split('.').next().unwrap_or(name))
                     })
                 })
                 .unwrap_or_else(|| format!("session-{}", i + 1));
-            let n = taken.entry(stem.to_ascii_lowercase()).or_insert(0);
-            *n += 1;
-            let file_name = if *n == 1 { format!("{stem}.html") } else { format!("{stem}-{n}.html") };
+            // Unique whatever the case (file systems that fold it).
+            let file_name = first_free(&mut taken, &stem, ".html", str::to_ascii_lowercase);
             pages.push(Page { file_name, sections: vec![i] });
         }
         pages
@@ -335,8 +311,16 @@ impl Transcript {
             sections.iter().filter_map(|&i| self.sections.get(i).map(|s| (i, s))).collect();
         let title = match chosen.first() {
             None => "agentnorm: no session".to_owned(),
-            Some((_, s)) if chosen.iter().all(|(_, o)| o.session_id == s.session_id) => {
-                format!("agentnorm · {}", s.session_id.as_deref().or(s.source.as_deref()).unwrap_or("session"))
+            // One session: one section, or several of one session id (none is no shared id).
+            Some((_, s))
+                if chosen.len() == 1
+                    || (s.meta.session_id.is_some()
+                        && chosen.iter().all(|(_, o)| o.meta.session_id == s.meta.session_id)) =>
+            {
+                format!(
+                    "agentnorm · {}",
+                    s.meta.session_id.as_deref().or(s.meta.source.as_deref()).unwrap_or("session")
+                )
             }
             Some(_) => format!("agentnorm · {} sessions", chosen.len()),
         };
@@ -359,8 +343,8 @@ impl Transcript {
                 let _ = write!(
                     h,
                     "<li><a href=\"#s{i}\">{}</a> <span class=\"muted\">{}</span></li>",
-                    escape(s.session_id.as_deref().unwrap_or("(no session id)")),
-                    escape(s.source.as_deref().unwrap_or("stdin"))
+                    escape(s.meta.session_id.as_deref().unwrap_or("(no session id)")),
+                    escape(s.meta.source.as_deref().unwrap_or("stdin"))
                 );
             }
             h.push_str("</ol></nav>\n");
@@ -376,19 +360,19 @@ impl Transcript {
 
 fn write_section(h: &mut String, idx: usize, s: &Finished) {
     let _ = writeln!(h, "<section class=\"session\" id=\"s{idx}\">");
-    let _ = write!(h, "<h2>{}", escape(s.session_id.as_deref().unwrap_or("(no session id)")));
-    if let Some(d) = s.dialect {
+    let _ = write!(h, "<h2>{}", escape(s.meta.session_id.as_deref().unwrap_or("(no session id)")));
+    if let Some(d) = s.meta.dialect {
         let _ = write!(h, " <span class=\"dialect\">{}</span>", d.as_str());
     }
     h.push_str("</h2>\n<dl class=\"meta\">");
     let meta = [
-        ("model", s.model.as_deref()),
-        ("directory", s.cwd.as_deref()),
-        ("CLI version", s.cli_version.as_deref()),
-        ("parent session", s.parent_session_id.as_deref()),
-        ("source", s.source.as_deref()),
-        ("started", s.first_at.as_deref()),
-        ("last event", s.last_at.as_deref()),
+        ("model", s.meta.model.as_deref()),
+        ("directory", s.meta.cwd.as_deref()),
+        ("CLI version", s.meta.cli_version.as_deref()),
+        ("parent session", s.meta.parent_session_id.as_deref()),
+        ("source", s.meta.source.as_deref()),
+        ("started", s.meta.first_at.as_deref()),
+        ("last event", s.meta.last_at.as_deref()),
     ];
     for (k, v) in meta {
         if let Some(v) = v {
@@ -592,11 +576,23 @@ fn write_lines(h: &mut String, lines: &[Line], skip_prefix: usize) {
     }
 }
 
+/// `{base}{suffix}`, else `{base}-2{suffix}`, `{base}-3{suffix}`, …: the first whose `key` is not
+/// in `taken` yet (also when another name's own base ends in `-2`); its key joins `taken`.
+fn first_free(taken: &mut HashSet<String>, base: &str, suffix: &str, key: impl Fn(&str) -> String) -> String {
+    let mut name = format!("{base}{suffix}");
+    let mut n = 1;
+    while !taken.insert(key(&name)) {
+        n += 1;
+        name = format!("{base}-{n}{suffix}");
+    }
+    name
+}
+
 /// An anchor per tool block, unique in the section: a call, and the block that completes it when
 /// the call was shown running first.
 fn tool_anchors(blocks: &[Block]) -> (Vec<Option<String>>, HashMap<usize, usize>) {
     let mut anchors = vec![None; blocks.len()];
-    let mut used: HashMap<String, u32> = HashMap::new();
+    let mut used: HashSet<String> = HashSet::new();
     let mut running: HashMap<&str, usize> = HashMap::new();
     // Completing block → the running call it completes, and back.
     let mut pairs = HashMap::new();
@@ -610,10 +606,7 @@ fn tool_anchors(blocks: &[Block]) -> (Vec<Option<String>>, HashMap<usize, usize>
             pairs.insert(c, i);
             continue;
         }
-        let base = anchor(&t.id);
-        let n = used.entry(base.clone()).or_insert(0);
-        *n += 1;
-        anchors[i] = Some(if *n == 1 { base } else { format!("{base}-{n}") });
+        anchors[i] = Some(first_free(&mut used, &anchor(&t.id), "", str::to_owned));
         if t.outcome == Outcome::Running {
             running.insert(t.id.as_str(), i);
         }

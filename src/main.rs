@@ -145,15 +145,7 @@ fn normalize(args: NormalizeArgs) -> Result<u8> {
     let mut progress = progress::Progress::start(inputs.len(), many);
     let settings = exec::Settings {
         format,
-        options: Options {
-            dialect: args.dialect.as_deref().and_then(Dialect::from_name),
-            source: None,
-            observed_at: !args.no_observed_at,
-            raw: args.raw,
-            filter,
-            max_line_bytes: args.max_line_bytes,
-            redact: args.redact,
-        },
+        options: options(&args, filter),
         threads: args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
         follow: args.follow,
         interrupted,
@@ -162,20 +154,38 @@ fn normalize(args: NormalizeArgs) -> Result<u8> {
     pipes::enlarge_std_pipes();
     let outcome = exec::run(inputs, &settings, &mut io::stdout().lock())?;
     progress.finish();
-    let mut code = 0;
-    if args.strict && outcome.unknown {
-        code = 1;
-    }
-    if input_failed || outcome.input_failed {
-        code = 2;
-    }
-    if args.fail_on_error && outcome.turn_failed {
-        code = 3;
-    }
     if outcome.interrupted {
-        code = 130;
+        return Ok(130);
     }
-    Ok(code)
+    Ok(exit_code(&args, outcome.unknown, input_failed || outcome.input_failed, outcome.turn_failed))
+}
+
+/// The normalizer's options as the command line sets them (`source` is set per input).
+fn options(args: &NormalizeArgs, filter: TypeFilter) -> Options {
+    Options {
+        dialect: args.dialect.as_deref().and_then(Dialect::from_name),
+        source: None,
+        observed_at: !args.no_observed_at,
+        raw: args.raw,
+        filter,
+        max_line_bytes: args.max_line_bytes,
+        redact: args.redact,
+    }
+}
+
+/// The exit status of a finished run (see `--help`): the highest that applies of 1 (`--strict`
+/// and an `unknown` line), 2 (an input could not be read), 3 (`--fail-on-error` and a failed or
+/// open turn).
+fn exit_code(args: &NormalizeArgs, unknown: bool, input_failed: bool, turn_failed: bool) -> u8 {
+    if args.fail_on_error && turn_failed {
+        3
+    } else if input_failed {
+        2
+    } else if args.strict && unknown {
+        1
+    } else {
+        0
+    }
 }
 
 /// `--format html`: every input in order into one HTML collector (one thread: the page is written
@@ -188,15 +198,7 @@ fn html(args: &NormalizeArgs, filter: TypeFilter) -> Result<u8> {
     if args.follow {
         anyhow::bail!("--follow does not go with --format html (the page is written at the end of input)");
     }
-    let options = Options {
-        dialect: args.dialect.as_deref().and_then(Dialect::from_name),
-        source: None,
-        observed_at: !args.no_observed_at,
-        raw: args.raw,
-        filter,
-        max_line_bytes: args.max_line_bytes,
-        redact: args.redact,
-    };
+    let options = options(args, filter);
     let mut failed = false;
     let (mut unknown, mut turn_failed) = (false, false);
     let mut sink = HtmlSink::new();
@@ -229,17 +231,7 @@ fn html(args: &NormalizeArgs, filter: TypeFilter) -> Result<u8> {
         }
     }
     stdout.flush()?;
-    let mut code = 0;
-    if args.strict && unknown {
-        code = 1;
-    }
-    if failed {
-        code = 2;
-    }
-    if args.fail_on_error && turn_failed {
-        code = 3;
-    }
-    Ok(code)
+    Ok(exit_code(args, unknown, failed, turn_failed))
 }
 
 /// Where `agentnorm usage` looks when given no path: the saved sessions of Claude Code and Codex

@@ -577,6 +577,11 @@ impl Fold {
     /// [`HistoryCopy`]); starts and ends the copy. `at` is the line's normalized time.
     fn copied(&mut self, m: &Mapped, at: Option<&str>) -> bool {
         let Some(mark) = m.history else { return false };
+        let starts = matches!(mark, HistoryMark::SessionMeta { forked: true });
+        // The common case, a rollout that is no fork: no copy to track, no time to parse again.
+        if self.copy.is_none() && !starts {
+            return false;
+        }
         let at_ms = at.and_then(crate::time::parse_rfc3339_ms);
         if let Some(copy) = &mut self.copy {
             // A line without a time cannot be shown to be later: it stays in the copy.
@@ -592,7 +597,7 @@ impl Fold {
             self.copy = None;
         }
         // Without a time on the fork's own `session_meta` the copy cannot be told apart.
-        if let (HistoryMark::SessionMeta { forked: true }, Some(t)) = (mark, at_ms)
+        if let (true, Some(t)) = (starts, at_ms)
             && m.unknown.is_none()
         {
             self.copy = Some(HistoryCopy { last_ms: t });

@@ -4,7 +4,7 @@ use std::io::{Read, Write};
 use std::process::{Output, Stdio};
 
 mod common;
-use common::{bin, output_events as events, output_text, run_raw as run};
+use common::{bin, output_events as events, output_text, run_raw as run, stdout_lines};
 
 const CODEX_OK: &str = r#"{"type":"thread.started","thread_id":"t1"}
 {"type":"turn.started"}
@@ -242,7 +242,6 @@ fn stderr_lines_become_diagnostics() {
 
 #[test]
 fn live_input_is_flushed_line_by_line() {
-    use std::io::BufRead;
     let mut child = bin()
         .arg("--no-observed-at")
         .stdin(Stdio::piped())
@@ -251,15 +250,7 @@ fn live_input_is_flushed_line_by_line() {
         .spawn()
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    let stdout = child.stdout.take().unwrap();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stdout).lines() {
-            if tx.send(line.unwrap()).is_err() {
-                break;
-            }
-        }
-    });
+    let rx = stdout_lines(&mut child);
     // The writer keeps the pipe open: the event must arrive without waiting for more input.
     stdin.write_all(b"{\"type\":\"thread.started\",\"thread_id\":\"live\"}\n").unwrap();
     stdin.flush().unwrap();

@@ -5,7 +5,7 @@
 //! [`ESCAPE_PAYLOADS`] (in `tests/common`, shared with the renderers' tests) is the list of terminal- and page-hostile strings every renderer of
 //! agentnorm's output (a `pretty` format, an HTML report, …) must be held to.
 
-use std::io::{BufRead, Read, Write};
+use std::io::{Read, Write};
 use std::process::{Child, Stdio};
 use std::sync::mpsc::Receiver;
 use std::time::Duration;
@@ -14,8 +14,8 @@ use serde_json::{Value, json};
 
 mod common;
 use common::{
-    ESCAPE_PAYLOADS, at_line, bin, of_type, output_events as events, output_text, parse, run_ended, run_raw, ty,
-    types_at,
+    ESCAPE_PAYLOADS, at_line, bin, of_type, output_events as events, output_text, parse, run_ended, run_raw,
+    spec_lines, stdout_lines, strip_sgr, ty, types_at,
 };
 
 const TIMEOUT: Duration = Duration::from_secs(30);
@@ -70,22 +70,6 @@ fn no_null(v: &Value, top: bool) -> bool {
     }
 }
 
-/// The input lines as SPEC §1 counts them (BOM skipped; `\r` before `\n` dropped).
-fn spec_lines(input: &[u8]) -> Vec<&[u8]> {
-    let input = input.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(input);
-    let ended = input.is_empty() || input.ends_with(b"\n");
-    let mut lines: Vec<&[u8]> = input.split(|&b| b == b'\n').collect();
-    if ended {
-        lines.pop();
-    }
-    let n = lines.len();
-    lines
-        .into_iter()
-        .enumerate()
-        .map(|(i, l)| if i + 1 < n || ended { l.strip_suffix(b"\r").unwrap_or(l) } else { l })
-        .collect()
-}
-
 /// Every non-blank line named by an event, `run_ended.lines` counting every line.
 fn assert_accounted(input: &[u8], evs: &[Value]) {
     let lines = spec_lines(input);
@@ -101,21 +85,6 @@ fn assert_accounted(input: &[u8], evs: &[Value]) {
 
 fn codex_message(id: &str, text: &str) -> String {
     json!({"type":"item.completed","item":{"id":id,"type":"agent_message","text":text}}).to_string()
-}
-
-/// Stdout lines of a child, through a channel (reads never block the test).
-fn lines_of(child: &mut Child) -> Receiver<String> {
-    let (tx, rx) = std::sync::mpsc::channel();
-    let stdout = child.stdout.take().expect("stdout piped");
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    rx
 }
 
 /// Waits for the next output line containing `needle`; returns the lines read meanwhile.
@@ -363,7 +332,7 @@ fn a_line_over_max_line_bytes_is_line_too_long_and_memory_stays_bounded() {
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    let rx = lines_of(&mut child);
+    let rx = stdout_lines(&mut child);
     let mut stdin = child.stdin.take().unwrap();
     stdin
         .write_all(
@@ -580,7 +549,7 @@ fn a_directory_with_a_symlink_loop() {
 #[test]
 fn sigint_mid_stream_exits_130_with_the_output_intact_and_flushed() {
     let mut child = bin().arg("--no-observed-at").stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
-    let rx = lines_of(&mut child);
+    let rx = stdout_lines(&mut child);
     let mut stdin = child.stdin.take().unwrap();
     // The writer never stops by itself: the stream is live when SIGINT comes.
     let writer = std::thread::spawn(move || {
@@ -708,7 +677,7 @@ fn highest_exit_status_wins() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let rx = lines_of(&mut child);
+    let rx = stdout_lines(&mut child);
     let mut stdin = child.stdin.take().unwrap();
     stdin.write_all(std::fs::read(&messy).unwrap().as_slice()).unwrap();
     stdin.write_all(b"{\"type\":\"turn.started\"}\n").unwrap();
@@ -784,22 +753,6 @@ fn the_usage_table_neutralises_escape_payloads_in_session_ids_and_models() {
     assert!(table.contains("\\u{1b}"), "escapes are shown as text");
 }
 
-/// `s` without the SGR colour codes (`ESC [ digits;… m`) the pretty view writes; panics on any
-/// other escape sequence.
-fn without_sgr(s: &str) -> String {
-    let mut out = String::new();
-    let mut rest = s;
-    while let Some(i) = rest.find('\x1b') {
-        out.push_str(&rest[..i]);
-        let tail = rest[i..].strip_prefix("\x1b[").unwrap_or_else(|| panic!("raw escape: {:?}", &rest[i..]));
-        let end = tail.find(|c: char| !(c.is_ascii_digit() || c == ';')).unwrap_or(tail.len());
-        assert_eq!(tail.as_bytes().get(end), Some(&b'm'), "an escape that is no SGR code: {:?}", &rest[i..]);
-        rest = &tail[end + 1..];
-    }
-    out.push_str(rest);
-    out
-}
-
 #[test]
 fn the_pretty_view_neutralises_every_escape_payload_plain_and_coloured() {
     for (name, payload) in ESCAPE_PAYLOADS {
@@ -826,7 +779,7 @@ fn the_pretty_view_neutralises_every_escape_payload_plain_and_coloured() {
             if color == "never" {
                 assert!(!text.contains('\x1b'), "{name}: an escape in the plain view: {text:?}");
             }
-            let shown = without_sgr(&text);
+            let shown = strip_sgr(&text);
             let bad: Vec<char> = shown.chars().filter(|c| *c != '\n' && agentnorm::safe::is_unsafe(*c)).collect();
             assert!(bad.is_empty(), "{name} ({color}): unsafe characters reached the terminal: {bad:?}\n{shown}");
             // Nothing is dropped: each unsafe character is there as visible text.

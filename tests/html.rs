@@ -158,6 +158,51 @@ fn output_dir_writes_one_page_per_session_inside_the_folder() {
 }
 
 #[test]
+fn output_dir_gives_every_session_its_own_file_even_when_an_id_looks_like_a_numbered_name() {
+    let dir = tempfile::tempdir().unwrap();
+    // "a/b" and "a_b" share the stem "a_b"; the second becomes "a_b-2", which the third session
+    // names as its own id.
+    let input: String = ["a/b", "a_b", "a_b-2"]
+        .iter()
+        .map(|id| {
+            format!(
+                "{{\"type\":\"thread.started\",\"thread_id\":\"{id}\"}}\n\
+                 {{\"type\":\"item.completed\",\"item\":{{\"id\":\"i\",\"type\":\"agent_message\",\"text\":\"hello from {id}.\"}}}}\n"
+            )
+        })
+        .collect();
+    let out = run_raw(
+        &["--format", "html", "--no-observed-at", "--output-dir", dir.path().to_str().unwrap()],
+        input.as_bytes(),
+    );
+    assert_success(&out);
+    let listed: BTreeSet<String> = String::from_utf8(out.stdout).unwrap().lines().map(str::to_owned).collect();
+    assert_eq!(listed.len(), 3, "{listed:?}");
+    for id in ["a/b", "a_b", "a_b-2"] {
+        let pages: Vec<&String> = listed
+            .iter()
+            .filter(|p| std::fs::read_to_string(p).unwrap().contains(&format!("hello from {}.", escape(id))))
+            .collect();
+        assert_eq!(pages.len(), 1, "{id} is on {pages:?}");
+    }
+}
+
+#[test]
+fn a_page_of_several_inputs_without_session_ids_is_titled_by_their_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let no_id = "{\"type\":\"turn.started\"}\n\
+                 {\"type\":\"item.completed\",\"item\":{\"id\":\"m\",\"type\":\"agent_message\",\"text\":\"hi\"}}\n";
+    let (a, b) = (dir.path().join("a.jsonl"), dir.path().join("b.jsonl"));
+    std::fs::write(&a, no_id).unwrap();
+    std::fs::write(&b, no_id).unwrap();
+    let html = page_of(&[&a, &b]);
+    assert_eq!(html.matches("<section class=\"session\"").count(), 2);
+    assert_eq!(page_title(&html), "agentnorm · 2 sessions");
+    let one = page_of(&[&a]);
+    assert_eq!(page_title(&one), format!("agentnorm · {}", escape(&a.display().to_string())));
+}
+
+#[test]
 fn output_dir_needs_the_html_format() {
     let out = run_raw(&["--output-dir", "/tmp/never-written-by-agentnorm"], b"");
     assert_eq!(out.status.code(), Some(2));
@@ -262,6 +307,43 @@ fn a_result_sits_in_its_call_when_it_follows_it_and_is_linked_both_ways_when_not
     assert!(html.contains("1.5s"), "durations are shown");
     assert_eq!(html.matches("class=\"mark fail\"").count(), 1, "c failed");
     assert_eq!(html.matches("class=\"mark ok\"").count(), 3, "a, b and d's result");
+}
+
+#[test]
+fn every_call_has_its_own_anchor_even_when_an_id_looks_like_a_numbered_one() {
+    let e = env("s");
+    // "t" twice (ids reused in one session) makes "t" and "t-2"; the third call's own id is "t-2".
+    let events: Vec<Event> = ["t", "t", "t-2"]
+        .iter()
+        .flat_map(|id| {
+            [
+                Event::ToolStarted {
+                    env: e.clone(),
+                    tool_id: (*id).to_owned(),
+                    name: "Bash".to_owned(),
+                    kind: agentnorm::event::ToolKind::Shell,
+                    input: None,
+                    summary: None,
+                    synthetic: None,
+                },
+                Event::ToolCompleted {
+                    env: e.clone(),
+                    tool_id: (*id).to_owned(),
+                    name: None,
+                    kind: None,
+                    ok: true,
+                    output: None,
+                    exit_code: None,
+                    error: None,
+                    duration_ms: None,
+                },
+            ]
+        })
+        .collect();
+    let html = page_from(&events);
+    let ids = ids_with(&html, "call-");
+    assert_eq!(ids.len(), 3, "{ids:?}");
+    assert_eq!(ids.iter().collect::<BTreeSet<_>>().len(), 3, "an anchor used twice: {ids:?}");
 }
 
 #[test]

@@ -13,7 +13,7 @@
 //! one plus SGR codes and nothing else.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 
@@ -21,7 +21,9 @@ use serde_json::Value;
 use unicode_width::UnicodeWidthStr;
 
 mod common;
-use common::{all_dialects, bin, first_difference, fixtures, of_type, root, run_path, run_raw, ty};
+use common::{
+    all_dialects, bin, first_difference, fixtures, of_type, root, run_path, run_raw, stdout_lines, strip_sgr, ty,
+};
 
 const WIDTH: usize = 100;
 
@@ -41,21 +43,6 @@ fn pretty(path: &Path, color: &str) -> String {
 fn snapshot_path(fixture: &Path, ext: &str) -> PathBuf {
     let stem = fixture.file_stem().expect("file name").to_string_lossy().into_owned();
     root().join(fixture.with_file_name(format!("{stem}.{ext}")))
-}
-
-/// `s` without its SGR sequences; panics on any other escape sequence.
-fn strip_sgr(s: &str) -> String {
-    let mut out = String::new();
-    let mut rest = s;
-    while let Some(i) = rest.find('\x1b') {
-        out.push_str(&rest[..i]);
-        let tail = rest[i..].strip_prefix("\x1b[").unwrap_or_else(|| panic!("not CSI: {:?}", &rest[i..]));
-        let end = tail.find(|c: char| !(c.is_ascii_digit() || c == ';')).unwrap_or(tail.len());
-        assert_eq!(tail.as_bytes().get(end), Some(&b'm'), "only SGR codes: {:?}", &rest[i..]);
-        rest = &tail[end + 1..];
-    }
-    out.push_str(rest);
-    out
 }
 
 #[test]
@@ -269,15 +256,7 @@ fn a_call_still_running_is_shown_live_and_completed_when_its_result_comes() {
         .spawn()
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    let stdout = child.stdout.take().unwrap();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stdout).lines() {
-            if tx.send(line.unwrap()).is_err() {
-                break;
-            }
-        }
-    });
+    let rx = stdout_lines(&mut child);
     let timeout = std::time::Duration::from_secs(10);
     // The writer keeps the pipe open: the call must show without waiting for its result.
     stdin.write_all(b"{\"type\":\"item.started\",\"item\":{\"id\":\"i0\",\"type\":\"command_execution\",\"command\":\"sleep 60\",\"status\":\"in_progress\"}}\n").unwrap();

@@ -1,15 +1,12 @@
 //! `agentnorm usage`: every folding rule of the report pinned (SPEC §5, issue 4 item 5).
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::Value;
 
-fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_agentnorm"));
-    c.current_dir(env!("CARGO_MANIFEST_DIR"));
-    c
-}
+mod common;
+use common::{bin, parse};
 
 fn run(args: &[&str]) -> Output {
     let out = bin().arg("usage").args(args).output().unwrap();
@@ -212,13 +209,11 @@ fn trap_rollout_unchanged_total_is_not_counted_again() {
 fn trap_opencode_steps_are_not_added_to_their_turn_sum() {
     // fixtures/opencode/multi_step_turn.jsonl: steps of 9120+310 input, cost 0.00412 + 0.00088.
     let r = rows(&["fixtures/opencode/multi_step_turn.jsonl"]);
-    let out = Command::new(env!("CARGO_BIN_EXE_agentnorm"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+    let out = bin()
         .args(["--no-observed-at", "--only", "usage", "fixtures/opencode/multi_step_turn.jsonl"])
         .output()
         .unwrap();
-    let steps: Vec<Value> =
-        String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let steps = parse(&out.stdout);
     let step_input: u64 = steps.iter().map(|e| e["usage"]["input"].as_u64().unwrap_or(0)).sum();
     let totals = r.last().unwrap();
     assert_eq!(n(totals, "input"), Some(step_input), "once, not steps + turn sum");

@@ -269,6 +269,27 @@ pub struct ToolCall {
     pub result_line: Option<u64>,
 }
 
+impl ToolCall {
+    /// A call not ended yet, with only what every call has: its id, name, kind and line.
+    fn running(id: String, name: String, kind: Option<ToolKind>, line: Option<u64>) -> ToolCall {
+        ToolCall {
+            id,
+            name,
+            kind,
+            summary: None,
+            input: None,
+            outcome: Outcome::Running,
+            duration_ms: None,
+            exit_code: None,
+            error: None,
+            output: None,
+            resumed: false,
+            line,
+            result_line: None,
+        }
+    }
+}
+
 /// A tool's output, whole, as safe lines.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Output {
@@ -624,19 +645,9 @@ impl Renderer {
                     self.task_depth.insert(tool_id.clone(), depth + 1);
                 }
                 let call = ToolCall {
-                    id: tool_id.clone(),
-                    name: clean(name),
-                    kind: Some(*kind),
                     summary: summary.as_deref().map(clean),
                     input: input.as_ref().map(|j| clean(j.get())),
-                    outcome: Outcome::Running,
-                    duration_ms: None,
-                    exit_code: None,
-                    error: None,
-                    output: None,
-                    resumed: false,
-                    line: env.line,
-                    result_line: None,
+                    ..ToolCall::running(tool_id.clone(), clean(name), Some(*kind), env.line)
                 };
                 let mut block = Block::new(BlockKind::Tool, depth, ev, Vec::new());
                 block.tool = Some(call);
@@ -685,21 +696,7 @@ impl Renderer {
                 let (mut call, depth, started_ms) = match self.shown.remove(tool_id) {
                     Some(s) => (ToolCall { resumed: true, ..s.call }, s.depth, s.started_ms),
                     None => (
-                        ToolCall {
-                            id: tool_id.clone(),
-                            name: clean(name.as_deref().unwrap_or("tool")),
-                            kind: *kind,
-                            summary: None,
-                            input: None,
-                            outcome: Outcome::Running,
-                            duration_ms: None,
-                            exit_code: None,
-                            error: None,
-                            output: None,
-                            resumed: false,
-                            line: env.line,
-                            result_line: None,
-                        },
+                        ToolCall::running(tool_id.clone(), clean(name.as_deref().unwrap_or("tool")), *kind, env.line),
                         depth,
                         None,
                     ),
@@ -769,7 +766,7 @@ impl Renderer {
                     .into_iter()
                     .map(|l| Line::new(vec![Span::new(SpanKind::User, l)]))
                     .collect();
-                fold_text(&mut lines, self.opts.fold_text, SpanKind::User);
+                fold_text(&mut lines, self.opts.fold_text);
                 for (i, l) in lines.iter_mut().enumerate() {
                     l.prefix = vec![Span::new(SpanKind::UserMarker, if i == 0 { "› " } else { "  " })];
                 }
@@ -1025,7 +1022,7 @@ impl Renderer {
                 s.kind = SpanKind::Reasoning;
             }
         }
-        fold_text(&mut lines, self.opts.fold_text, SpanKind::Reasoning);
+        fold_text(&mut lines, self.opts.fold_text);
         for (i, l) in lines.iter_mut().enumerate() {
             l.prefix.insert(0, Span::new(SpanKind::Reasoning, if i == 0 { "∴ " } else { "  " }));
         }
@@ -1151,15 +1148,15 @@ fn finish_held(mut h: Held, last_plan: Option<&[PlanItem]>) -> Block {
 /// its output folded.
 fn tool_lines(call: &ToolCall, extra: Vec<Line>, plan: Option<&[PlanItem]>) -> Vec<Line> {
     let indent = || vec![Span::new(SpanKind::Bullet, "    ")];
-    let (mark, mark_text) = match call.outcome {
-        Outcome::Running => (Outcome::Running, "…"),
-        Outcome::Ok => (Outcome::Ok, "✓"),
-        Outcome::Failed => (Outcome::Failed, "✗"),
+    let mark_text = match call.outcome {
+        Outcome::Running => "…",
+        Outcome::Ok => "✓",
+        Outcome::Failed => "✗",
     };
     let kind = call.kind.unwrap_or(ToolKind::Other);
     let label = if kind == ToolKind::Other { call.name.clone() } else { activity_label(kind).to_owned() };
     let mut spans = vec![
-        Span::new(SpanKind::Outcome(mark), mark_text),
+        Span::new(SpanKind::Outcome(call.outcome), mark_text),
         Span::new(SpanKind::Meta, " "),
         Span::new(SpanKind::Activity(kind), label),
     ];
@@ -1201,7 +1198,7 @@ fn tool_lines(call: &ToolCall, extra: Vec<Line>, plan: Option<&[PlanItem]>) -> V
     }
     // The error is left out where the headline or the shown output already says it (CLIs often
     // make it the output's first line, or its first characters).
-    let says_exit = call.exit_code.is_some_and(|c| *err_text(call) == format!("exit code {c}"));
+    let says_exit = call.exit_code.is_some_and(|c| call.error.as_deref() == Some(&format!("exit code {c}")));
     let in_output = |err: &str| {
         call.output.as_ref().is_some_and(|o| {
             let shown = o.lines[..o.shown].join("\n");
@@ -1236,10 +1233,6 @@ fn tool_lines(call: &ToolCall, extra: Vec<Line>, plan: Option<&[PlanItem]>) -> V
     lines
 }
 
-fn err_text(call: &ToolCall) -> &str {
-    call.error.as_deref().unwrap_or_default()
-}
-
 /// A plan as a checklist, one line per item.
 fn plan_lines(items: &[PlanItem]) -> Vec<Line> {
     items
@@ -1258,7 +1251,7 @@ fn plan_lines(items: &[PlanItem]) -> Vec<Line> {
         .collect()
 }
 
-/// `2/5 done`, with the item in progress when there is one.
+/// `2/5 done`: the items completed of all.
 fn plan_progress(items: &[PlanItem]) -> String {
     let done = items.iter().filter(|i| i.status == PlanStatus::Completed).count();
     format!("{done}/{} done", items.len())
@@ -1298,7 +1291,7 @@ fn question_lines(prompt: Option<&str>, questions: Option<serde_json::Value>) ->
 }
 
 /// Cuts `lines` to `keep` with a fold marker, unless only one more would be hidden.
-fn fold_text(lines: &mut Vec<Line>, keep: usize, _kind: SpanKind) {
+fn fold_text(lines: &mut Vec<Line>, keep: usize) {
     if lines.len() > keep.saturating_add(1) {
         let more = lines.len() - keep;
         lines.truncate(keep);

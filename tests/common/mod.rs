@@ -6,9 +6,10 @@
 
 #![allow(dead_code)]
 
-use std::io::Write;
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc::Receiver;
 
 use serde_json::Value;
 
@@ -80,6 +81,23 @@ pub fn input_frames(fixture: &Path) -> Vec<(u64, Value)> {
         .collect()
 }
 
+/// The input lines as SPEC §1 counts them: split on `\n`, a `\r` before it dropped, a last line
+/// without newline counted, a leading BOM skipped.
+pub fn spec_lines(input: &[u8]) -> Vec<&[u8]> {
+    let input = input.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(input);
+    let ended = input.is_empty() || input.ends_with(b"\n");
+    let mut lines: Vec<&[u8]> = input.split(|&b| b == b'\n').collect();
+    if ended {
+        lines.pop();
+    }
+    let n = lines.len();
+    lines
+        .into_iter()
+        .enumerate()
+        .map(|(i, l)| if i + 1 < n || ended { l.strip_suffix(b"\r").unwrap_or(l) } else { l })
+        .collect()
+}
+
 // ------------------------------------------------------------------------------------------------
 // Running the binary
 // ------------------------------------------------------------------------------------------------
@@ -109,6 +127,22 @@ pub fn run_raw(args: &[&str], input: &[u8]) -> Output {
     let out = child.wait_with_output().expect("waiting for agentnorm");
     writer.join().expect("stdin writer");
     out
+}
+
+/// The stdout lines of a spawned child (its stdout piped), through a channel, so that a test can
+/// wait for each with a timeout instead of blocking on a read.
+pub fn stdout_lines(child: &mut Child) -> Receiver<String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().expect("stdout piped");
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
 }
 
 /// Panics with the exit code and stderr unless the run succeeded.
@@ -509,6 +543,26 @@ pub fn decode_entities(s: &str) -> String {
         .replace("&#39;", "'")
         .replace("&nbsp;", "\u{a0}")
         .replace("&amp;", "&")
+}
+
+// ------------------------------------------------------------------------------------------------
+// The pretty view
+// ------------------------------------------------------------------------------------------------
+
+/// `s` without the SGR colour codes (`ESC [ digits;… m`) the pretty view writes; panics on any
+/// other escape sequence.
+pub fn strip_sgr(s: &str) -> String {
+    let mut out = String::new();
+    let mut rest = s;
+    while let Some(i) = rest.find('\x1b') {
+        out.push_str(&rest[..i]);
+        let tail = rest[i..].strip_prefix("\x1b[").unwrap_or_else(|| panic!("not CSI: {:?}", &rest[i..]));
+        let end = tail.find(|c: char| !(c.is_ascii_digit() || c == ';')).unwrap_or(tail.len());
+        assert_eq!(tail.as_bytes().get(end), Some(&b'm'), "an escape that is no SGR code: {:?}", &rest[i..]);
+        rest = &tail[end + 1..];
+    }
+    out.push_str(rest);
+    out
 }
 
 // ------------------------------------------------------------------------------------------------
