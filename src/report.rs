@@ -97,9 +97,8 @@ struct SessionState {
     last_at: Option<String>,
     open: Option<usize>,
     last_total: Option<Usage>,
-    last_cost: Option<f64>,
-    /// The per-model counters of the last turn end (Claude `modelUsage`).
-    last_models: Option<BTreeMap<String, ModelUsage>>,
+    /// Claude's running cost total, read into per-turn costs.
+    cost: usage::RunningCost,
 }
 
 /// What one input contributed, before the dedupe across inputs: its turns in order.
@@ -169,27 +168,8 @@ impl Collector {
             (u, _) => u,
         };
         let claude = st.dialect == Some(Dialect::Claude) || env.dialect == Some(Dialect::Claude);
-        let cost = match cost {
-            // Claude's total_cost_usd is the process's running total. A new process starts it
-            // over: the total goes down, or (when it still went up) a model's counter went down
-            // or a model disappeared from modelUsage. Then the total is the turn's, whole.
-            Some(c) if claude => {
-                let restarted = match (&st.last_models, models) {
-                    (Some(before), Some(now)) => usage::restarted(before, now),
-                    _ => false,
-                };
-                let delta = match st.last_cost {
-                    Some(prev) if c >= prev && !restarted => c - prev,
-                    _ => c,
-                };
-                st.last_cost = Some(c);
-                Some(delta)
-            }
-            c => c,
-        };
-        if claude {
-            st.last_models = models.cloned();
-        }
+        // Claude's total_cost_usd is the process's running total (usage::RunningCost).
+        let cost = if claude { st.cost.turn(cost, models) } else { cost };
         st.open = None;
         let (model, last_at) = (st.model.clone(), st.last_at.clone());
         let turn = &mut self.turns[i];

@@ -154,6 +154,36 @@ pub fn restarted(before: &BTreeMap<String, ModelUsage>, now: &BTreeMap<String, M
     })
 }
 
+/// Claude's `total_cost_usd` turned into each turn's own cost.
+///
+/// The CLI reports the process's running total on every `result`. A new process (the same
+/// session run again) starts it over: the total goes down, or, when it still went up, a model's
+/// counter went down or a model disappeared from `modelUsage` ([`restarted`]). Then the total is
+/// the turn's own cost, whole; else the turn cost what the total grew by.
+#[derive(Debug, Clone, Default)]
+pub struct RunningCost {
+    last_cost: Option<f64>,
+    last_models: Option<BTreeMap<String, ModelUsage>>,
+}
+
+impl RunningCost {
+    /// The turn's own cost, given the running total and per-model counters its `result` reported.
+    pub fn turn(&mut self, total: Option<f64>, models: Option<&BTreeMap<String, ModelUsage>>) -> Option<f64> {
+        let restarted = match (&self.last_models, models) {
+            (Some(before), Some(now)) => restarted(before, now),
+            _ => false,
+        };
+        self.last_models = models.cloned();
+        let c = total?;
+        let own = match self.last_cost {
+            Some(prev) if c >= prev && !restarted => c - prev,
+            _ => c,
+        };
+        self.last_cost = Some(c);
+        Some(own)
+    }
+}
+
 /// The sum of two usages, figure by figure (absent only where both are).
 pub fn add(a: Usage, b: Usage) -> Usage {
     let s = |x: Option<u64>, y: Option<u64>| match (x, y) {

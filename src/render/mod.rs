@@ -48,8 +48,10 @@ pub mod terminal;
 
 use std::collections::HashMap;
 
-use crate::event::{Event, FailureKind, Level, PlanItem, PlanStatus, SubagentStatus, ToolKind, Usage, UsageScope};
-use crate::safe;
+use crate::event::{
+    Dialect, Event, FailureKind, Level, PlanItem, PlanStatus, SubagentStatus, ToolKind, Usage, UsageScope,
+};
+use crate::{safe, usage};
 
 pub use markdown::markdown;
 pub use terminal::{ColorMode, PrettySink, Terminal};
@@ -359,7 +361,8 @@ pub struct Footer {
     pub context: Option<u64>,
     /// The model requests seen in the turn.
     pub requests: u64,
-    /// The cost the CLI reported.
+    /// The turn's own cost, from what the CLI reported (Claude's running total for the process
+    /// is turned into what the turn added).
     pub cost_usd: Option<f64>,
     /// The turn's duration the CLI reported.
     pub duration_ms: Option<u64>,
@@ -534,6 +537,8 @@ pub struct Renderer {
     turn: Turn,
     /// The latest plan, for the headline of a plan call completed after its own update.
     last_plan: Option<Vec<PlanItem>>,
+    /// Claude's running cost total per session, read into each turn's own cost.
+    costs: HashMap<Option<String>, usage::RunningCost>,
 }
 
 /// At most this many task calls are remembered for nesting and running calls for completion.
@@ -557,6 +562,7 @@ impl Renderer {
             task_depth: HashMap::new(),
             turn: Turn::default(),
             last_plan: None,
+            costs: HashMap::new(),
         }
     }
 
@@ -857,12 +863,14 @@ impl Renderer {
                     vec![Line { wrap: Wrap::Clip, ..Line::new(spans) }],
                 ));
             }
-            Event::TurnCompleted { usage, usage_scope, cost_usd, duration_ms, num_turns, .. } => {
+            Event::TurnCompleted { usage, usage_scope, cost_usd, model_usage, duration_ms, num_turns, .. } => {
                 self.settle(out);
-                self.footer(ev, false, *usage, *usage_scope, *cost_usd, *duration_ms, *num_turns, out);
+                let cost = self.turn_cost(ev, *cost_usd, model_usage.as_ref());
+                self.footer(ev, false, *usage, *usage_scope, cost, *duration_ms, *num_turns, out);
             }
-            Event::TurnFailed { error, kind, usage, usage_scope, cost_usd, duration_ms, .. } => {
+            Event::TurnFailed { error, kind, usage, usage_scope, cost_usd, model_usage, duration_ms, .. } => {
                 self.settle(out);
+                let cost = self.turn_cost(ev, *cost_usd, model_usage.as_ref());
                 let why = match kind {
                     Some(FailureKind::Other) | None => String::new(),
                     Some(k) => format!(
@@ -878,7 +886,7 @@ impl Renderer {
                     });
                 }
                 out.push(Block::new(BlockKind::Failure, depth, ev, lines));
-                self.footer(ev, true, *usage, *usage_scope, *cost_usd, *duration_ms, None, out);
+                self.footer(ev, true, *usage, *usage_scope, cost, *duration_ms, None, out);
             }
             Event::RunEnded { unknown, complete, .. } => {
                 self.finish(out);
@@ -1062,6 +1070,24 @@ impl Renderer {
             }
             out.push(finish_held(h, self.last_plan.as_deref()));
         }
+    }
+
+    /// The turn's own cost: Claude reports the process's running total, which the usage report
+    /// reads the same way ([`usage::RunningCost`]); other CLIs report the turn's.
+    fn turn_cost(
+        &mut self,
+        ev: &Event,
+        reported: Option<f64>,
+        models: Option<&std::collections::BTreeMap<String, crate::event::ModelUsage>>,
+    ) -> Option<f64> {
+        let env = ev.env();
+        if env.dialect != Some(Dialect::Claude) {
+            return reported;
+        }
+        if self.costs.len() >= REMEMBER && !self.costs.contains_key(&env.session_id) {
+            self.costs.clear();
+        }
+        self.costs.entry(env.session_id.clone()).or_default().turn(reported, models)
     }
 
     #[allow(clippy::too_many_arguments)]
