@@ -323,25 +323,31 @@ fn open_followed(input: &Input, interrupted: &Arc<AtomicBool>) -> io::Result<inp
 }
 
 /// Normalizes one whole input into `sink` on the calling thread (the views that write at the end
-/// of input: `diagnostics`, `--format html`). Returns the summary, or `None` when the input could
-/// not be read from its start (it then gets no events), and the read error said on stderr.
-pub fn feed_input(input: &Input, options: &Options, sink: &mut dyn Sink) -> (Option<Summary>, Option<String>) {
+/// of input: `diagnostics`, `--format html`, `usage`), counting the bytes read in `progress`.
+/// Returns the summary, or `None` when the input could not be read from its start (it then gets
+/// no events), and the read error to say on stderr.
+pub fn feed_input(
+    input: &Input,
+    options: &Options,
+    progress: Option<&Counters>,
+    sink: &mut dyn Sink,
+) -> (Option<Summary>, Option<String>) {
     let mut reader = match input::open(input) {
         Ok(r) => r,
         Err(e) => return (None, Some(format!("{}: {e}", input.name()))),
     };
     let mut norm = Normalizer::new(Options { source: input.source(), ..options.clone() });
-    let mut buf = vec![0u8; READ_CHUNK];
     let mut fed = false;
     let mut failed = None;
     loop {
-        match reader.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => {
-                fed = true;
-                norm.feed(&buf[..n], sink);
+        // The reader's own buffer, fed without another copy.
+        let n = match reader.fill_buf() {
+            Ok([]) => break,
+            Ok(chunk) => {
+                norm.feed(chunk, sink);
+                chunk.len()
             }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => {
                 failed = Some(format!("{}: {e}", input.name()));
                 if !fed {
@@ -349,6 +355,11 @@ pub fn feed_input(input: &Input, options: &Options, sink: &mut dyn Sink) -> (Opt
                 }
                 break;
             }
+        };
+        reader.consume(n);
+        fed = true;
+        if let Some(p) = progress {
+            p.read(n);
         }
     }
     (Some(norm.finish(sink)), failed)

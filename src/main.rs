@@ -9,7 +9,7 @@ mod pipes;
 mod progress;
 mod readahead;
 
-use std::io::{self, IsTerminal as _, Read, Write};
+use std::io::{self, IsTerminal as _, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -19,7 +19,7 @@ use agentnorm::coalesce::Coalescer;
 use agentnorm::html::HtmlSink;
 use agentnorm::normalize::TypeFilter;
 use agentnorm::render::{ColorMode, Terminal};
-use agentnorm::{Dialect, Event, NdjsonSink, Normalizer, Options};
+use agentnorm::{Dialect, Event, NdjsonSink, Options};
 use anyhow::{Context, Result};
 use clap::{CommandFactory as _, Parser as _};
 
@@ -104,7 +104,7 @@ fn diagnostics(args: &DiagnosticsArgs) -> Result<u8> {
         ..Options::default()
     };
     for input in input::expand(&args.paths, &mut failed) {
-        if let (_, Some(why)) = exec::feed_input(&input, &options, &mut coalescer) {
+        if let (_, Some(why)) = exec::feed_input(&input, &options, None, &mut coalescer) {
             eprintln!("agentnorm: {why}");
             failed = true;
         }
@@ -203,7 +203,7 @@ fn html(args: &NormalizeArgs, filter: TypeFilter) -> Result<u8> {
     let (mut unknown, mut turn_failed) = (false, false);
     let mut sink = HtmlSink::new();
     for input in input::expand(&args.paths, &mut failed) {
-        let (summary, error) = exec::feed_input(&input, &options, &mut sink);
+        let (summary, error) = exec::feed_input(&input, &options, None, &mut sink);
         if let Some(why) = error {
             eprintln!("agentnorm: {why}");
             failed = true;
@@ -284,25 +284,12 @@ fn usage(args: UsageArgs) -> Result<u8> {
     let counters = progress.counters();
     let collected = exec::map_inputs(&inputs, threads, |input| -> Result<report::InputUsage, String> {
         let _done = counters.as_deref().map(progress::Counters::done_on_drop);
-        let mut reader = input::open(input).map_err(|e| format!("{}: {e}", input.name()))?;
-        let options = Options { dialect, source: input.source(), observed_at: false, ..Options::default() };
-        let mut norm = Normalizer::new(options);
+        let options = Options { dialect, observed_at: false, ..Options::default() };
         let mut collector = Collector::new(input.source());
-        let mut buf = vec![0u8; 1 << 20];
-        loop {
-            match reader.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => {
-                    if let Some(c) = &counters {
-                        c.read(n);
-                    }
-                    norm.feed(&buf[..n], &mut collector);
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(format!("{}: {e}", input.name())),
-            }
+        // A partly read input is not reported: its totals would be short.
+        if let (_, Some(why)) = exec::feed_input(input, &options, counters.as_deref(), &mut collector) {
+            return Err(why);
         }
-        norm.finish(&mut collector);
         Ok(collector.finish())
     });
     progress.finish();
