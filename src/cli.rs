@@ -210,7 +210,8 @@ pub struct NormalizeArgs {
     /// Exit 3 when a turn failed or a stream ended with a turn open.
     #[arg(long)]
     pub fail_on_error: bool,
-    /// Normalize this many inputs at once (default: all cores); output order never depends on it.
+    /// Threads (default: all cores): this many inputs at once, and a plain file of 4 MiB or more
+    /// cut into chunks normalized on as many; the output never depends on it.
     #[arg(short = 'j', long = "threads", value_name = "N")]
     pub threads: Option<usize>,
     /// Keep reading the file as it grows, like `tail -f` (one uncompressed file; stop with Ctrl-C).

@@ -31,6 +31,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod chunked;
 pub mod coalesce;
 pub mod detect;
 pub mod dialect;

@@ -5,6 +5,7 @@
 mod cli;
 mod exec;
 mod input;
+mod mapped;
 mod pipes;
 mod progress;
 mod readahead;

@@ -1091,6 +1091,16 @@ pub struct Normalizer {
     at_eof: bool,
     /// A pretty-printed JSON document being collected.
     doc: Option<Document>,
+    /// Lines of the chunk being fed that were already decoded (on any thread).
+    pre: Option<PreLines>,
+}
+
+/// The decoded lines of a chunk handed to [`Normalizer::feed_predecoded`], consumed as the
+/// splitter reaches them.
+struct PreLines {
+    /// The line number of the next entry.
+    next: u64,
+    entries: std::vec::IntoIter<Option<crate::chunked::PreLine>>,
 }
 
 /// A pretty-printed JSON document spread over several lines (Gemini's `--output-format json`):
@@ -1122,7 +1132,49 @@ impl Normalizer {
             seen_content: false,
             at_eof: false,
             doc: None,
+            pre: None,
         }
+    }
+
+    /// Feeds the next bytes of the stream like [`feed`](Normalizer::feed), with the lines that
+    /// [`chunked::predecode`](crate::chunked::predecode) decoded from the same bytes (on any
+    /// thread). The output is exactly `feed`'s: the splitter, the document and long-line rules
+    /// and the fold run here as always; only the stateless decode of a line is taken from `pre`
+    /// where it was made from the very bytes the splitter hands out.
+    pub fn feed_predecoded(&mut self, chunk: &[u8], pre: crate::chunked::Predecoded, sink: &mut dyn Sink) {
+        // A line already begun before this chunk completes first and was not decoded there.
+        let pending = !self.carry.is_empty() || self.overlong.is_some();
+        if pre.mid_line == pending {
+            self.pre = Some(PreLines { next: self.line_no + 1 + u64::from(pending), entries: pre.lines.into_iter() });
+        }
+        self.feed(chunk, sink);
+        self.pre = None;
+    }
+
+    /// Whether the stream has begun (`run_started` was written): bytes were fed, or it finished.
+    pub fn started(&self) -> bool {
+        self.started
+    }
+
+    /// What [`decode`] is called with for this stream: the forced dialect and the line limit.
+    pub fn decode_options(&self) -> (Option<Dialect>, usize) {
+        (self.forced, self.max_line)
+    }
+
+    /// The predecoded form of line `self.line_no`, when there is one made from `line`.
+    fn take_pre(&mut self, line: &[u8]) -> Option<Decoded> {
+        let pre = self.pre.as_mut()?;
+        // Lines the splitter took elsewhere (document lines, long lines) are passed over.
+        while pre.next < self.line_no {
+            pre.entries.next()?;
+            pre.next += 1;
+        }
+        if pre.next != self.line_no {
+            return None;
+        }
+        pre.next += 1;
+        let entry = pre.entries.next()??;
+        (entry.len == line.len()).then_some(entry.decoded)
     }
 
     fn ensure_started(&mut self, sink: &mut dyn Sink) {
@@ -1215,7 +1267,10 @@ impl Normalizer {
                 return;
             }
         }
-        let decoded = decode(&mut self.parser, line, self.forced);
+        let decoded = match self.take_pre(line) {
+            Some(d) => d,
+            None => decode(&mut self.parser, line, self.forced),
+        };
         self.fold.apply(decoded, self.line_no, line, sink);
     }
 

@@ -508,3 +508,100 @@ fn an_empty_session_id_is_no_session() {
     let evs = events(&run(&["--no-observed-at"], input.as_bytes()));
     assert!(evs.iter().all(|e| e.get("session_id").is_none_or(|s| s != "")), "{evs:?}");
 }
+
+/// A multi-MB stream with the splitter's edge cases scattered through it: every fixture
+/// repeated (several dialects, CRLF fixtures included), a BOM at the start, BOMs and `\r` inside,
+/// blank lines, a line longer than a chunk (over `--max-line-bytes` in one run), non-JSON text,
+/// no final newline.
+fn big_mixed_stream() -> Vec<u8> {
+    let mut all = Vec::new();
+    for dir in ["claude", "claude-transcript", "codex", "codex-legacy", "codex-rollout", "cursor", "opencode"] {
+        for f in common::fixtures(dir) {
+            let mut b = std::fs::read(common::root().join(f)).unwrap();
+            if b.last() != Some(&b'\n') {
+                b.push(b'\n');
+            }
+            all.extend(b);
+        }
+    }
+    let mut s = b"\xEF\xBB\xBF".to_vec();
+    let long = format!("{{\"type\":\"turn.started\",\"pad\":\"{}\"}}\n", "x".repeat(700_000));
+    let mut i = 0;
+    while s.len() < 5 << 20 {
+        i += 1;
+        s.extend_from_slice(&all);
+        s.extend_from_slice(b"\n  \n\xEF\xBB\xBF{\"type\":\"turn.started\"}\r\nplain stderr text\r\n");
+        s.extend_from_slice(
+            b"{\"type\":\"result\",\"api_key\":\"sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789\"}\n",
+        );
+        if i % 5 == 2 {
+            s.extend_from_slice(long.as_bytes());
+        }
+    }
+    s.extend_from_slice(b"{\"type\":\"turn.started\"}\r");
+    s
+}
+
+#[test]
+fn all_cores_on_one_large_file_give_one_threads_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = dir.path().join("big.jsonl");
+    let data = big_mixed_stream();
+    std::fs::write(&plain, &data).unwrap();
+    let gz = dir.path().join("big.jsonl.gz");
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    enc.write_all(&data).unwrap();
+    std::fs::write(&gz, enc.finish().unwrap()).unwrap();
+    // A pretty-printed document first, long enough to span chunks, then the same stream.
+    let doc = dir.path().join("doc.jsonl");
+    let mut d = b"{\n  \"session_id\": \"s\",\n  \"response\": \"ok\",\n  \"stats\": {}".to_vec();
+    for i in 0..9000 {
+        d.extend_from_slice(format!(",\n  \"pad{i}\": \"{}\"", "y".repeat(40)).as_bytes());
+    }
+    d.extend_from_slice(b"\n}\n");
+    d.extend_from_slice(&data[3..]);
+    std::fs::write(&doc, d).unwrap();
+    let variants: [&[&str]; 4] =
+        [&[], &["--max-line-bytes", "500000", "--raw"], &["--redact"], &["--format", "pretty", "--color", "never"]];
+    for path in [&plain, &gz, &doc] {
+        let p = path.to_str().unwrap();
+        for extra in variants {
+            let args = |j: &'static str| [&["--no-observed-at", "-j", j, p][..], extra].concat();
+            let one = run(&args("1"), b"");
+            assert_eq!(one.status.code(), Some(0), "{}", String::from_utf8_lossy(&one.stderr));
+            assert!(one.stdout.len() > 64 << 10, "{extra:?}: {} bytes", one.stdout.len());
+            for j in ["2", "3"] {
+                let many = run(&args(j), b"");
+                assert_eq!(many.status.code(), Some(0));
+                assert!(one.stdout == many.stdout, "{p} {extra:?}: -j1 and -j{j} differ");
+            }
+        }
+    }
+    // The document was read as one frame (its events carry line_end).
+    let evs = events(&run(&["--no-observed-at", "-j", "2", doc.to_str().unwrap()], b""));
+    assert_eq!(evs[1]["line_end"].as_u64(), Some(9005), "{}", evs[1]);
+}
+
+#[test]
+fn large_and_small_files_together_keep_input_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = big_mixed_stream();
+    for (i, name) in ["a.jsonl", "c.jsonl"].iter().enumerate() {
+        std::fs::write(dir.path().join(name), &data[i..]).unwrap();
+    }
+    for name in ["b.jsonl", "d.jsonl", "e.jsonl"] {
+        std::fs::write(dir.path().join(name), CODEX_OK).unwrap();
+    }
+    let d = dir.path().to_str().unwrap();
+    let one = run(&["--no-observed-at", "-j", "1", d], b"");
+    assert_eq!(one.status.code(), Some(0));
+    for j in ["2", "4"] {
+        assert!(one.stdout == run(&["--no-observed-at", "-j", j, d], b"").stdout, "-j{j} differs");
+    }
+    let sources: Vec<String> = events(&one)
+        .iter()
+        .filter(|e| e["type"] == "run_started")
+        .map(|e| e["source"].as_str().unwrap().rsplit('/').next().unwrap().to_owned())
+        .collect();
+    assert_eq!(sources, ["a.jsonl", "b.jsonl", "c.jsonl", "d.jsonl", "e.jsonl"]);
+}

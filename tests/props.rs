@@ -369,3 +369,143 @@ proptest! {
         prop_assert_eq!(outcomes(&live), outcomes(&plain));
     }
 }
+
+// ------------------------------------------------------------------------------------------------
+// The all-cores path: chunks decoded and folded on worker threads in turn, gives one thread's bytes
+// ------------------------------------------------------------------------------------------------
+
+/// Chunk cuts: offsets, each either where it falls (mid-line, mid-character) or moved to just
+/// after the next `\n` (as the reader cuts files).
+fn any_cuts(max: usize) -> impl Strategy<Value = Vec<(usize, bool)>> {
+    proptest::collection::vec((0..max, any::<bool>()), 0..40)
+}
+
+/// A stream that starts with a pretty-printed document (the Gemini fixture, padded with lines
+/// so that it can span chunks; sometimes left unclosed or made unparseable), then any lines.
+fn document_stream() -> impl Strategy<Value = Vec<u8>> {
+    (0..3000usize, 0..3u8, any::<bool>(), any_stream()).prop_map(|(pad, damage, crlf, rest)| {
+        let doc = std::fs::read(common::root().join("fixtures/gemini/json_output_pretty.jsonl")).unwrap();
+        let doc = String::from_utf8(doc).unwrap();
+        let body = doc.trim_end().strip_suffix('}').unwrap();
+        let mut s = String::from(body.trim_end());
+        for i in 0..pad {
+            s.push_str(&format!(",\n  \"pad{i}\": \"{}\"", "x".repeat(i % 50)));
+        }
+        match damage {
+            0 => s.push_str("\n}\n"),
+            1 => s.push_str("\n,}\n"),
+            _ => s.push('\n'),
+        }
+        if crlf {
+            s = s.replace('\n', "\r\n");
+        }
+        let mut out = s.into_bytes();
+        out.extend(rest);
+        out
+    })
+}
+
+/// A stream with the splitter's edge cases anywhere, so that they fall on chunk boundaries: a
+/// BOM at the start and BOMs starting later lines (kept: only the first line's is dropped), CRLF
+/// and a lone `\r` before the end, blank lines, a last line without newline.
+fn edge_stream() -> impl Strategy<Value = Vec<u8>> {
+    let line = (any_line(), 0..4u8, 0..6u8);
+    (any::<bool>(), proptest::collection::vec(line, 0..30), 0..3u8).prop_map(|(bom, lines, end)| {
+        let mut s = Vec::new();
+        if bom {
+            s.extend_from_slice(b"\xEF\xBB\xBF");
+        }
+        for (l, prefix, ending) in lines {
+            match prefix {
+                0 => s.extend_from_slice(b"\xEF\xBB\xBF"),
+                1 => s.extend_from_slice(b"\r"),
+                _ => {}
+            }
+            s.extend_from_slice(&l);
+            s.extend_from_slice(match ending {
+                0 => b"\r\n",
+                1 => b"\n\n",
+                2 => b"\r\r\n",
+                _ => b"\n",
+            });
+        }
+        match end {
+            0 => s.extend_from_slice(b"{\"type\":\"turn.started\"}"),
+            1 => s.extend_from_slice(b"{\"type\":\"turn.started\"}\r"),
+            _ => {}
+        }
+        s
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// The splitter's edge cases on chunk boundaries, with any line limit: one thread's bytes.
+    #[test]
+    fn parallel_equals_one_thread_on_edge_cases(
+        input in edge_stream(),
+        cuts in any_cuts(8000),
+        threads in 1..=4usize,
+        max_line in prop_oneof![Just(agentnorm::normalize::DEFAULT_MAX_LINE_BYTES), 1..300usize],
+    ) {
+        let opts = Options { observed_at: false, max_line_bytes: max_line, ..Options::default() };
+        let cuts = common::cuts_at_lines(&input, &cuts);
+        let one = common::normalize_in_sizes(&input, opts.clone(), &[]);
+        let par = common::normalize_parallel(&input, opts, &cuts, threads);
+        prop_assert_eq!(String::from_utf8_lossy(&par), String::from_utf8_lossy(&one));
+    }
+
+    /// Mixed streams (BOM, CRLF, blank lines, garbage, invalid UTF-8, `{` / `}` lines, a last
+    /// line without newline), any line limit, any chunk cuts, 1–4 threads: one thread's bytes.
+    #[test]
+    fn parallel_equals_one_thread_on_mixed_streams(
+        input in any_stream(),
+        cuts in any_cuts(6000),
+        threads in 1..=4usize,
+        max_line in prop_oneof![Just(agentnorm::normalize::DEFAULT_MAX_LINE_BYTES), 1..400usize],
+        raw in any::<bool>(),
+        redact in any::<bool>(),
+    ) {
+        let opts = Options { observed_at: false, raw, redact, max_line_bytes: max_line, ..Options::default() };
+        let cuts = common::cuts_at_lines(&input, &cuts);
+        let one = common::normalize_in_sizes(&input, opts.clone(), &[]);
+        let par = common::normalize_parallel(&input, opts, &cuts, threads);
+        prop_assert_eq!(String::from_utf8_lossy(&par), String::from_utf8_lossy(&one));
+    }
+
+    /// A pretty-printed document at the start, cut anywhere (also across its lines), read as one
+    /// frame or line by line exactly as one thread reads it.
+    #[test]
+    fn parallel_equals_one_thread_with_a_document(
+        input in document_stream(),
+        cuts in any_cuts(200_000),
+        threads in 1..=4usize,
+    ) {
+        let opts = Options { observed_at: false, ..Options::default() };
+        let cuts = common::cuts_at_lines(&input, &cuts);
+        let one = common::normalize_in_sizes(&input, opts.clone(), &[]);
+        let par = common::normalize_parallel(&input, opts, &cuts, threads);
+        prop_assert_eq!(String::from_utf8_lossy(&par), String::from_utf8_lossy(&one));
+    }
+
+    /// Every fixture, with and without a forced dialect, cut anywhere: one thread's bytes.
+    #[test]
+    fn parallel_equals_one_thread_on_every_fixture(
+        cuts in any_cuts(40_000),
+        threads in 1..=4usize,
+        forced in any::<bool>(),
+    ) {
+        for dir in ["claude", "claude-transcript", "codex", "codex-legacy", "codex-rollout", "cursor", "gemini", "opencode"] {
+            for f in common::fixtures(dir) {
+                let input = std::fs::read(common::root().join(&f)).unwrap();
+                let dialect = forced.then(|| agentnorm::Dialect::from_name(dir)).flatten();
+                let opts = Options { observed_at: false, dialect, source: Some(f.display().to_string()), ..Options::default() };
+                let cuts = common::cuts_at_lines(&input, &cuts);
+                let one = common::normalize_in_sizes(&input, opts.clone(), &[]);
+                let par = common::normalize_parallel(&input, opts, &cuts, threads);
+                prop_assert_eq!(String::from_utf8_lossy(&par), String::from_utf8_lossy(&one), "{}", f.display());
+            }
+        }
+    }
+}

@@ -593,3 +593,42 @@ pub fn first_difference(expected: &str, actual: &str) -> String {
     }
     "outputs differ only in line endings or a final newline".to_owned()
 }
+
+/// Normalizes `data` through the all-cores path of the library
+/// ([`agentnorm::chunked::fold_parallel`]) on `threads` threads, cut into chunks that end at the
+/// given offsets (sorted here; any offset, also mid-line), and returns the NDJSON output.
+pub fn normalize_parallel(data: &[u8], opts: agentnorm::Options, cuts: &[usize], threads: usize) -> Vec<u8> {
+    let mut ends: Vec<usize> = cuts.to_vec();
+    ends.sort_unstable();
+    let mut n = agentnorm::Normalizer::new(opts);
+    let mut sink = agentnorm::NdjsonSink::default();
+    let mut out = Vec::new();
+    let mut cut = |pos: usize| ends.iter().copied().find(|&e| e > pos).unwrap_or(data.len());
+    let mut last = 0;
+    // Each chunk's output is taken as it is delivered, which happens in input order.
+    let mut deliver = |sink: &mut agentnorm::NdjsonSink, end: usize| {
+        assert!(end > last, "chunks delivered out of order");
+        last = end;
+        out.append(&mut sink.buf);
+        true
+    };
+    let done = agentnorm::chunked::fold_parallel(&mut n, &mut sink, data, threads, &mut cut, &mut deliver);
+    assert_eq!(done, Ok(true));
+    n.finish(&mut sink);
+    out.extend(sink.buf);
+    out
+}
+
+/// Offsets just after the `\n` at or following each of `at` (where the all-cores path cuts a
+/// file), or `at` itself when `snap` is false.
+pub fn cuts_at_lines(data: &[u8], at: &[(usize, bool)]) -> Vec<usize> {
+    at.iter()
+        .map(|&(c, snap)| {
+            let c = c.min(data.len());
+            if !snap {
+                return c;
+            }
+            data[c..].iter().position(|&b| b == b'\n').map_or(data.len(), |i| c + i + 1)
+        })
+        .collect()
+}
