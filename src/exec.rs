@@ -217,12 +217,15 @@ fn write_in_order(receivers: Vec<Receiver<Msg>>, settings: &Settings, out: &mut 
 fn worker(input: &Input, settings: &Settings, tx: &SyncSender<Msg>) {
     match settings.format {
         Format::Ndjson => work(input, settings, tx, NdjsonSink::default()),
-        Format::Pretty(term) => {
-            // A running call's row is replaced by its result only on a real terminal.
-            let live = std::io::stdout().is_terminal() && std::env::var_os("TERM").is_none_or(|t| t != "dumb");
-            work(input, settings, tx, PrettySink::new(term).rewrite_running(live))
-        }
+        Format::Pretty(term) => work(input, settings, tx, pretty_sink(term)),
     }
+}
+
+/// The pretty view for this terminal: a running call's row is replaced by its result only on a
+/// real terminal.
+fn pretty_sink(term: Terminal) -> PrettySink {
+    let live = std::io::stdout().is_terminal() && std::env::var_os("TERM").is_none_or(|t| t != "dumb");
+    PrettySink::new(term).rewrite_running(live)
 }
 
 /// Normalizes one input, sending its output blocks; returns when done or when the writer is gone.
@@ -293,18 +296,14 @@ fn mapped(input: &Input, settings: &Settings) -> Option<Mapped> {
     }
     let map = Mapped::new(&file).ok()??;
     let head = map.bytes();
-    let compressed = head.starts_with(&[0x1f, 0x8b]) || head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]);
-    (!compressed).then_some(map)
+    (!input::is_compressed(head)).then_some(map)
 }
 
 /// Normalizes one mapped file on all threads into the sink of the output format.
 fn chunked_worker(input: &Input, settings: &Settings, tx: &SyncSender<Msg>, map: &Mapped) {
     match settings.format {
         Format::Ndjson => fold_chunks(input, settings, tx, map, NdjsonSink::default()),
-        Format::Pretty(term) => {
-            let live = std::io::stdout().is_terminal() && std::env::var_os("TERM").is_none_or(|t| t != "dumb");
-            fold_chunks(input, settings, tx, map, PrettySink::new(term).rewrite_running(live))
-        }
+        Format::Pretty(term) => fold_chunks(input, settings, tx, map, pretty_sink(term)),
     }
 }
 
@@ -402,7 +401,7 @@ fn open_followed(input: &Input, interrupted: &Arc<AtomicBool>) -> io::Result<inp
     let mut file = File::open(path)?;
     let mut magic = [0u8; 4];
     let n = file.read(&mut magic)?;
-    if magic[..n].starts_with(&[0x1f, 0x8b]) || magic[..n].starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+    if input::is_compressed(&magic[..n]) {
         return Err(io::Error::new(io::ErrorKind::Unsupported, "--follow reads uncompressed files only"));
     }
     file.seek(SeekFrom::Start(0))?;

@@ -96,11 +96,21 @@ pub fn open(input: &Input) -> io::Result<Reader> {
     decompressed(raw)
 }
 
+/// gzip's magic bytes.
+const GZIP: &[u8] = &[0x1f, 0x8b];
+/// zstd's magic bytes.
+const ZSTD: &[u8] = &[0x28, 0xb5, 0x2f, 0xfd];
+
+/// Whether bytes starting a file say it is gzip- or zstd-compressed.
+pub fn is_compressed(head: &[u8]) -> bool {
+    head.starts_with(GZIP) || head.starts_with(ZSTD)
+}
+
 fn decompressed(mut raw: Reader) -> io::Result<Reader> {
     let head = raw.fill_buf()?;
-    Ok(if head.starts_with(&[0x1f, 0x8b]) {
+    Ok(if head.starts_with(GZIP) {
         Box::new(BufReader::with_capacity(1 << 20, flate2::bufread::MultiGzDecoder::new(raw)))
-    } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+    } else if head.starts_with(ZSTD) {
         Box::new(BufReader::with_capacity(1 << 20, zstd::stream::read::Decoder::with_buffer(raw)?))
     } else {
         raw
