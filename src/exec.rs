@@ -230,7 +230,11 @@ fn pretty_sink(term: Terminal) -> PrettySink {
 
 /// Normalizes one input, sending its output blocks; returns when done or when the writer is gone.
 fn work(input: &Input, settings: &Settings, tx: &SyncSender<Msg>, mut sink: impl Output) {
-    let reader = if settings.follow { open_followed(input, &settings.interrupted) } else { input::open(input) };
+    let reader = if settings.follow {
+        open_followed(input, settings)
+    } else {
+        input::open(input, settings.options.max_line_bytes)
+    };
     let mut reader = match reader {
         Ok(r) => r,
         Err(e) => {
@@ -394,9 +398,9 @@ impl Read for Followed {
     }
 }
 
-fn open_followed(input: &Input, interrupted: &Arc<AtomicBool>) -> io::Result<input::Reader> {
+fn open_followed(input: &Input, settings: &Settings) -> io::Result<input::Reader> {
     let Input::File(path) = input else {
-        return input::open(input);
+        return input::open(input, settings.options.max_line_bytes);
     };
     let mut file = File::open(path)?;
     let mut magic = [0u8; 4];
@@ -405,7 +409,10 @@ fn open_followed(input: &Input, interrupted: &Arc<AtomicBool>) -> io::Result<inp
         return Err(io::Error::new(io::ErrorKind::Unsupported, "--follow reads uncompressed files only"));
     }
     file.seek(SeekFrom::Start(0))?;
-    Ok(Box::new(BufReader::with_capacity(READ_CHUNK, Followed { file, pos: 0, interrupted: Arc::clone(interrupted) })))
+    Ok(Box::new(BufReader::with_capacity(
+        READ_CHUNK,
+        Followed { file, pos: 0, interrupted: Arc::clone(&settings.interrupted) },
+    )))
 }
 
 /// Normalizes one whole input into `sink` on the calling thread (the views that write at the end
@@ -418,7 +425,7 @@ pub fn feed_input(
     progress: Option<&Counters>,
     sink: &mut dyn Sink,
 ) -> (Option<Summary>, Option<String>) {
-    let mut reader = match input::open(input) {
+    let mut reader = match input::open(input, options.max_line_bytes) {
         Ok(r) => r,
         Err(e) => return (None, Some(format!("{}: {e}", input.name()))),
     };
