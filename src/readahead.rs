@@ -226,7 +226,7 @@ mod tests {
             x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
             let len = match i {
                 200 => 2 * BLOCK + 777,
-                _ if x % 11 == 0 => (x >> 20) as usize % (BLOCK / 2),
+                _ if x.is_multiple_of(11) => (x >> 20) as usize % (BLOCK / 2),
                 _ => (x >> 20) as usize % 5_000,
             };
             out.extend((0..len).map(|j| b'a' + ((i + j) % 26) as u8));
