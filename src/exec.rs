@@ -36,7 +36,7 @@ const READ_CHUNK: usize = 1 << 20;
 /// Output blocks that may wait per input.
 const QUEUE: usize = 8;
 /// Drained output buffers kept for the workers to fill again.
-const SPARES: usize = 4;
+const SPARES: usize = 2;
 /// An output buffer that grew past this (for one huge event) is freed, not kept.
 const SPARE_MAX: usize = 8 << 20;
 /// Plain files at least this large are normalized on all threads (when `-j` is over 1).
@@ -526,4 +526,36 @@ pub fn map_inputs<T: Send>(inputs: &[Input], threads: usize, f: impl Fn(&Input) 
         }
     });
     results.into_inner().unwrap_or_default().into_iter().flatten().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn written_buffers_come_back_empty_with_their_capacity() {
+        let spares = Spares::default();
+        let mut grown = Vec::with_capacity(3 * WRITE_BLOCK);
+        grown.extend_from_slice(b"{\"type\":\"run_started\"}\n");
+        let ptr = grown.as_ptr();
+        spares.put(grown);
+        let again = spares.get();
+        assert!(again.is_empty());
+        assert_eq!(again.as_ptr(), ptr);
+        assert!(again.capacity() >= 3 * WRITE_BLOCK);
+        // Nothing kept: a new buffer with room for a block.
+        assert!(spares.get().capacity() >= 2 * WRITE_BLOCK);
+    }
+
+    #[test]
+    fn only_a_few_buffers_of_bounded_size_are_kept() {
+        let spares = Spares::default();
+        spares.put(Vec::with_capacity(SPARE_MAX + 1));
+        for _ in 0..SPARES + 3 {
+            spares.put(Vec::with_capacity(WRITE_BLOCK));
+        }
+        let kept = spares.0.lock().unwrap();
+        assert_eq!(kept.len(), SPARES);
+        assert!(kept.iter().all(|b| b.capacity() <= SPARE_MAX));
+    }
 }
