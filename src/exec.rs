@@ -35,6 +35,10 @@ const WRITE_BLOCK: usize = 256 << 10;
 const READ_CHUNK: usize = 1 << 20;
 /// Output blocks that may wait per input.
 const QUEUE: usize = 8;
+/// Drained output buffers kept for the workers to fill again.
+const SPARES: usize = 2;
+/// An output buffer that grew past this (for one huge event) is freed, not kept.
+const SPARE_MAX: usize = 8 << 20;
 /// Plain files at least this large are normalized on all threads (when `-j` is over 1).
 const PARALLEL_MIN: u64 = 4 << 20;
 /// The all-cores path cuts the file into chunks of about this size, at newlines (256 KiB was
@@ -61,8 +65,8 @@ pub enum Format {
 trait Output: Sink {
     /// Bytes waiting.
     fn buffered(&self) -> usize;
-    /// Takes the bytes waiting.
-    fn take(&mut self) -> Vec<u8>;
+    /// Takes the bytes waiting, going on in `next` (empty).
+    fn take(&mut self, next: Vec<u8>) -> Vec<u8>;
     /// The input has nothing more ready: make everything held visible.
     fn idle(&mut self) {}
 }
@@ -71,9 +75,8 @@ impl Output for NdjsonSink {
     fn buffered(&self) -> usize {
         self.buf.len()
     }
-    fn take(&mut self) -> Vec<u8> {
-        // The next block starts with room for a whole block, not grown from nothing again.
-        std::mem::replace(&mut self.buf, Vec::with_capacity(2 * WRITE_BLOCK))
+    fn take(&mut self, next: Vec<u8>) -> Vec<u8> {
+        std::mem::replace(&mut self.buf, next)
     }
 }
 
@@ -81,8 +84,8 @@ impl Output for PrettySink {
     fn buffered(&self) -> usize {
         self.buf.len()
     }
-    fn take(&mut self) -> Vec<u8> {
-        std::mem::take(&mut self.buf)
+    fn take(&mut self, next: Vec<u8>) -> Vec<u8> {
+        std::mem::replace(&mut self.buf, next)
     }
     fn idle(&mut self) {
         self.flush();
@@ -119,6 +122,38 @@ pub struct Outcome {
     pub interrupted: bool,
 }
 
+/// Output buffers the writer has drained, for the workers to fill again: the next block is
+/// written into a buffer that already grew to a block's size (the output of a 1 MiB read is
+/// about 1 MiB), instead of a new one grown by copying each time.
+#[derive(Default)]
+struct Spares(Mutex<Vec<Vec<u8>>>);
+
+impl Spares {
+    /// An empty buffer to write the next block into.
+    fn get(&self) -> Vec<u8> {
+        let spare = self.0.lock().ok().and_then(|mut v| v.pop());
+        // A new one starts with room for a whole block, not grown from nothing.
+        spare.unwrap_or_else(|| Vec::with_capacity(2 * WRITE_BLOCK))
+    }
+
+    /// Keeps a written block's buffer for [`get`](Spares::get), unless enough are kept.
+    fn put(&self, mut buf: Vec<u8>) {
+        if buf.capacity() <= SPARE_MAX
+            && let Ok(mut v) = self.0.lock()
+            && v.len() < SPARES
+        {
+            buf.clear();
+            v.push(buf);
+        }
+    }
+
+    /// Sends the sink's bytes to the writer as one block, the sink going on in a spare buffer;
+    /// false when the writer is gone.
+    fn send(&self, tx: &SyncSender<Msg>, sink: &mut impl Output) -> bool {
+        tx.send(Msg::Out(sink.take(self.get()))).is_ok()
+    }
+}
+
 enum Msg {
     Out(Vec<u8>),
     Failed(String),
@@ -138,12 +173,12 @@ pub fn run(inputs: Vec<Input>, settings: &Settings, out: &mut impl Write) -> Res
         senders.push(Some(tx));
         receivers.push(rx);
     }
-    let shared = Arc::new((inputs, Mutex::new(senders), AtomicUsize::new(0)));
+    let shared = Arc::new((inputs, Mutex::new(senders), AtomicUsize::new(0), Spares::default()));
     for _ in 0..settings.threads.clamp(1, n.max(1)) {
         let shared = Arc::clone(&shared);
         let settings = settings.clone();
         std::thread::spawn(move || {
-            let (inputs, senders, next) = &*shared;
+            let (inputs, senders, next, spares) = &*shared;
             loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(tx) = senders.lock().ok().and_then(|mut s| s.get_mut(i).and_then(Option::take)) else {
@@ -151,8 +186,8 @@ pub fn run(inputs: Vec<Input>, settings: &Settings, out: &mut impl Write) -> Res
                 };
                 // A bug must not pass for success: a panicking worker's input fails (exit 2).
                 let run = std::panic::AssertUnwindSafe(|| match mapped(&inputs[i], &settings) {
-                    Some(map) => chunked_worker(&inputs[i], &settings, &tx, &map),
-                    None => worker(&inputs[i], &settings, &tx),
+                    Some(map) => chunked_worker(&inputs[i], &settings, &tx, spares, &map),
+                    None => worker(&inputs[i], &settings, &tx, spares),
                 });
                 if std::panic::catch_unwind(run).is_err() {
                     let why = format!("{}: internal error, input abandoned (please report it)", inputs[i].name());
@@ -165,10 +200,15 @@ pub fn run(inputs: Vec<Input>, settings: &Settings, out: &mut impl Write) -> Res
         });
     }
     // On a write error the receivers are dropped and the workers stop at their next send.
-    write_in_order(receivers, settings, out)
+    write_in_order(receivers, settings, &shared.3, out)
 }
 
-fn write_in_order(receivers: Vec<Receiver<Msg>>, settings: &Settings, out: &mut impl Write) -> Result<Outcome> {
+fn write_in_order(
+    receivers: Vec<Receiver<Msg>>,
+    settings: &Settings,
+    spares: &Spares,
+    out: &mut impl Write,
+) -> Result<Outcome> {
     let mut outcome = Outcome::default();
     let mut deadline = None;
     for rx in receivers {
@@ -192,6 +232,7 @@ fn write_in_order(receivers: Vec<Receiver<Msg>>, settings: &Settings, out: &mut 
                 Msg::Out(bytes) => {
                     out.write_all(&bytes)?;
                     out.flush()?;
+                    spares.put(bytes);
                 }
                 Msg::Failed(why) => {
                     // On its own line, not after the progress line (redrawn at its next tick).
@@ -214,10 +255,10 @@ fn write_in_order(receivers: Vec<Receiver<Msg>>, settings: &Settings, out: &mut 
 }
 
 /// Normalizes one input into the sink of the output format.
-fn worker(input: &Input, settings: &Settings, tx: &SyncSender<Msg>) {
+fn worker(input: &Input, settings: &Settings, tx: &SyncSender<Msg>, spares: &Spares) {
     match settings.format {
-        Format::Ndjson => work(input, settings, tx, NdjsonSink::default()),
-        Format::Pretty(term) => work(input, settings, tx, pretty_sink(term)),
+        Format::Ndjson => work(input, settings, tx, spares, NdjsonSink::default()),
+        Format::Pretty(term) => work(input, settings, tx, spares, pretty_sink(term)),
     }
 }
 
@@ -229,8 +270,12 @@ fn pretty_sink(term: Terminal) -> PrettySink {
 }
 
 /// Normalizes one input, sending its output blocks; returns when done or when the writer is gone.
-fn work(input: &Input, settings: &Settings, tx: &SyncSender<Msg>, mut sink: impl Output) {
-    let reader = if settings.follow { open_followed(input, &settings.interrupted) } else { input::open(input) };
+fn work(input: &Input, settings: &Settings, tx: &SyncSender<Msg>, spares: &Spares, mut sink: impl Output) {
+    let reader = if settings.follow {
+        open_followed(input, settings)
+    } else {
+        input::open(input, settings.options.max_line_bytes)
+    };
     let mut reader = match reader {
         Ok(r) => r,
         Err(e) => {
@@ -271,12 +316,12 @@ fn work(input: &Input, settings: &Settings, tx: &SyncSender<Msg>, mut sink: impl
         if idle {
             sink.idle();
         }
-        if (idle || sink.buffered() >= WRITE_BLOCK) && sink.buffered() > 0 && tx.send(Msg::Out(sink.take())).is_err() {
+        if (idle || sink.buffered() >= WRITE_BLOCK) && sink.buffered() > 0 && !spares.send(tx, &mut sink) {
             return;
         }
     }
     let summary = norm.finish(&mut sink);
-    if sink.buffered() > 0 && tx.send(Msg::Out(sink.take())).is_err() {
+    if sink.buffered() > 0 && !spares.send(tx, &mut sink) {
         return;
     }
     let _ = tx.send(Msg::Done(summary));
@@ -300,17 +345,24 @@ fn mapped(input: &Input, settings: &Settings) -> Option<Mapped> {
 }
 
 /// Normalizes one mapped file on all threads into the sink of the output format.
-fn chunked_worker(input: &Input, settings: &Settings, tx: &SyncSender<Msg>, map: &Mapped) {
+fn chunked_worker(input: &Input, settings: &Settings, tx: &SyncSender<Msg>, spares: &Spares, map: &Mapped) {
     match settings.format {
-        Format::Ndjson => fold_chunks(input, settings, tx, map, NdjsonSink::default()),
-        Format::Pretty(term) => fold_chunks(input, settings, tx, map, pretty_sink(term)),
+        Format::Ndjson => fold_chunks(input, settings, tx, spares, map, NdjsonSink::default()),
+        Format::Pretty(term) => fold_chunks(input, settings, tx, spares, map, pretty_sink(term)),
     }
 }
 
 /// Normalizes one mapped file with [`fold_parallel`], sending what [`work`] sends: chunks cut at
 /// newlines, decoded and folded on `-j` threads, the output blocks sent in order from the fold's
 /// turn, the pages behind it released.
-fn fold_chunks<S: Output + Send>(input: &Input, settings: &Settings, tx: &SyncSender<Msg>, map: &Mapped, mut sink: S) {
+fn fold_chunks<S: Output + Send>(
+    input: &Input,
+    settings: &Settings,
+    tx: &SyncSender<Msg>,
+    spares: &Spares,
+    map: &Mapped,
+    mut sink: S,
+) {
     let opts = Options { source: input.source(), ..settings.options.clone() };
     let mut norm = Normalizer::new(opts);
     let data = map.bytes();
@@ -325,7 +377,7 @@ fn fold_chunks<S: Output + Send>(input: &Input, settings: &Settings, tx: &SyncSe
         if end - released >= RELEASE {
             released = map.release(released, end);
         }
-        if sink.buffered() >= WRITE_BLOCK && tx.send(Msg::Out(sink.take())).is_err() {
+        if sink.buffered() >= WRITE_BLOCK && !spares.send(tx, sink) {
             gone = true;
             return false;
         }
@@ -339,7 +391,7 @@ fn fold_chunks<S: Output + Send>(input: &Input, settings: &Settings, tx: &SyncSe
         return;
     }
     let summary = norm.finish(&mut sink);
-    if sink.buffered() > 0 && tx.send(Msg::Out(sink.take())).is_err() {
+    if sink.buffered() > 0 && !spares.send(tx, &mut sink) {
         return;
     }
     let _ = tx.send(Msg::Done(summary));
@@ -394,9 +446,9 @@ impl Read for Followed {
     }
 }
 
-fn open_followed(input: &Input, interrupted: &Arc<AtomicBool>) -> io::Result<input::Reader> {
+fn open_followed(input: &Input, settings: &Settings) -> io::Result<input::Reader> {
     let Input::File(path) = input else {
-        return input::open(input);
+        return input::open(input, settings.options.max_line_bytes);
     };
     let mut file = File::open(path)?;
     let mut magic = [0u8; 4];
@@ -405,7 +457,10 @@ fn open_followed(input: &Input, interrupted: &Arc<AtomicBool>) -> io::Result<inp
         return Err(io::Error::new(io::ErrorKind::Unsupported, "--follow reads uncompressed files only"));
     }
     file.seek(SeekFrom::Start(0))?;
-    Ok(Box::new(BufReader::with_capacity(READ_CHUNK, Followed { file, pos: 0, interrupted: Arc::clone(interrupted) })))
+    Ok(Box::new(BufReader::with_capacity(
+        READ_CHUNK,
+        Followed { file, pos: 0, interrupted: Arc::clone(&settings.interrupted) },
+    )))
 }
 
 /// Normalizes one whole input into `sink` on the calling thread (the views that write at the end
@@ -418,7 +473,7 @@ pub fn feed_input(
     progress: Option<&Counters>,
     sink: &mut dyn Sink,
 ) -> (Option<Summary>, Option<String>) {
-    let mut reader = match input::open(input) {
+    let mut reader = match input::open(input, options.max_line_bytes) {
         Ok(r) => r,
         Err(e) => return (None, Some(format!("{}: {e}", input.name()))),
     };
@@ -471,4 +526,36 @@ pub fn map_inputs<T: Send>(inputs: &[Input], threads: usize, f: impl Fn(&Input) 
         }
     });
     results.into_inner().unwrap_or_default().into_iter().flatten().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn written_buffers_come_back_empty_with_their_capacity() {
+        let spares = Spares::default();
+        let mut grown = Vec::with_capacity(3 * WRITE_BLOCK);
+        grown.extend_from_slice(b"{\"type\":\"run_started\"}\n");
+        let ptr = grown.as_ptr();
+        spares.put(grown);
+        let again = spares.get();
+        assert!(again.is_empty());
+        assert_eq!(again.as_ptr(), ptr);
+        assert!(again.capacity() >= 3 * WRITE_BLOCK);
+        // Nothing kept: a new buffer with room for a block.
+        assert!(spares.get().capacity() >= 2 * WRITE_BLOCK);
+    }
+
+    #[test]
+    fn only_a_few_buffers_of_bounded_size_are_kept() {
+        let spares = Spares::default();
+        spares.put(Vec::with_capacity(SPARE_MAX + 1));
+        for _ in 0..SPARES + 3 {
+            spares.put(Vec::with_capacity(WRITE_BLOCK));
+        }
+        let kept = spares.0.lock().unwrap();
+        assert_eq!(kept.len(), SPARES);
+        assert!(kept.iter().all(|b| b.capacity() <= SPARE_MAX));
+    }
 }

@@ -2,7 +2,7 @@
 //! transparently by their magic bytes (SPEC §5). The library does no I/O; this is the binary's.
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader};
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 /// One input stream.
@@ -75,8 +75,10 @@ const READ_AHEAD_MIN: u64 = 4 << 20;
 /// buffered: `fill_buf` hands out the bytes read without copying them again.
 pub type Reader = Box<dyn BufRead + Send>;
 
-/// Opens an input. Files and stdin alike are sniffed for compression.
-pub fn open(input: &Input) -> io::Result<Reader> {
+/// Opens an input. Files and stdin alike are sniffed for compression. `max_line` is the
+/// stream's `--max-line-bytes`: a large plain file is read ahead in blocks of whole lines up to
+/// that length.
+pub fn open(input: &Input, max_line: usize) -> io::Result<Reader> {
     let raw: Reader = match input {
         Input::Stdin => Box::new(BufReader::with_capacity(1 << 20, io::stdin())),
         Input::File(p) => {
@@ -85,9 +87,17 @@ pub fn open(input: &Input) -> io::Result<Reader> {
             if meta.is_dir() {
                 return Err(io::Error::new(io::ErrorKind::IsADirectory, "is a directory"));
             }
-            // Large files are read ahead on their own thread (small ones are not worth a thread).
+            // Large files are read ahead on their own thread (small ones are not worth a thread),
+            // in blocks cut at newlines unless the bytes are compressed.
             if meta.len() >= READ_AHEAD_MIN {
-                Box::new(crate::readahead::ReadAhead::new(f)?)
+                let mut head = [0u8; 4];
+                let n = (&f).read(&mut head)?;
+                (&f).seek(SeekFrom::Start(0))?;
+                if is_compressed(&head[..n]) {
+                    Box::new(crate::readahead::ReadAhead::new(f)?)
+                } else {
+                    Box::new(crate::readahead::ReadAhead::lines(f, max_line)?)
+                }
             } else {
                 Box::new(BufReader::with_capacity(1 << 20, f))
             }
@@ -120,7 +130,7 @@ fn decompressed(mut raw: Reader) -> io::Result<Reader> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::{Read, Write};
+    use std::io::Write;
 
     #[test]
     fn log_names() {

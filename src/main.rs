@@ -80,7 +80,9 @@ fn detect(paths: &[PathBuf]) -> Result<u8> {
     let mut failed = false;
     let mut stdout = io::stdout().lock();
     for input in input::expand(paths, &mut failed) {
-        match input::open(&input).and_then(agentnorm::detect::first_dialect) {
+        match input::open(&input, agentnorm::normalize::DEFAULT_MAX_LINE_BYTES)
+            .and_then(agentnorm::detect::first_dialect)
+        {
             Ok(d) => writeln!(stdout, "{}\t{}", d.map_or("unknown", Dialect::as_str), input.name())?,
             Err(e) => {
                 eprintln!("agentnorm: {}: {e}", input.name());
