@@ -645,8 +645,8 @@ fn unicode_escape(line: &[u8], j: usize) -> Result<bool, ScanError> {
 /// The string is read 64 bytes at a time as bit masks (quotes, backslashes, control
 /// characters); the escaped characters come from the backslash runs by carry arithmetic, so a
 /// long string with an escape every few bytes (tool output) costs a few operations per block,
-/// plus a closer look at each `\u`. The blocks that hold non-ASCII bytes are checked to be UTF-8
-/// once the string ends (the only UTF-8 check of a line, [`Scanner::scan`]).
+/// plus a closer look at each `\u`. Each run of blocks that hold non-ASCII bytes is checked to
+/// be UTF-8 (the only UTF-8 check of a line, [`Scanner::scan`]).
 #[inline]
 fn string(line: &[u8], i: usize, level: Level) -> Result<(usize, bool, bool), ScanError> {
     // Short strings (keys, ids, types) end within 16 bytes with nothing to unescape.
@@ -663,9 +663,23 @@ fn string(line: &[u8], i: usize, level: Level) -> Result<(usize, bool, bool), Sc
         // SAFETY: as above, the CPU has AVX2.
         Level::Avx2 => unsafe { string_avx2(line, i) },
         #[cfg(target_arch = "x86_64")]
-        Level::Sse2 => string_with::<_, false>(line, i, load_sse2, masks_sse2, |_, b, e| classes_scalar(b, e)),
-        Level::Scalar => string_with::<_, false>(line, i, |b| b, masks_scalar, |_, b, e| classes_scalar(b, e)),
+        Level::Sse2 => string_sse2(line, i),
+        Level::Scalar => string_scalar(line, i),
     }
+}
+
+/// [`string_with`] with SSE2 (kept out of line, as the wider readers are: the short strings
+/// that [`string`] reads itself stay cheap).
+#[cfg(target_arch = "x86_64")]
+#[inline(never)]
+fn string_sse2(line: &[u8], i: usize) -> Result<(usize, bool, bool), ScanError> {
+    string_with::<_, false>(line, i, load_sse2, masks_sse2, |_, b, e| classes_scalar(b, e))
+}
+
+/// [`string_with`] a byte at a time.
+#[inline(never)]
+fn string_scalar(line: &[u8], i: usize) -> Result<(usize, bool, bool), ScanError> {
+    string_with::<_, false>(line, i, |b| b, masks_scalar, |_, b, e| classes_scalar(b, e))
 }
 
 /// [`string_with`] compiled for AVX-512BW. The escape classes cost a few instructions per
@@ -693,12 +707,10 @@ struct StringState {
     uncanonical: u64,
     /// A `\u` before this offset is the second half of a surrogate pair already checked.
     pair_end: usize,
-    /// The blocks holding non-ASCII bytes, whose UTF-8 is checked at the end: from the start of
-    /// the first to the end of the last (both cuts fall between characters, as the block before
-    /// and the block after hold only ASCII). `high_to` is 0 while there are none.
+    /// The start of the current run of blocks holding non-ASCII bytes (`usize::MAX` outside
+    /// one). A run is checked to be UTF-8 where it ends: at the next block of ASCII only, or at
+    /// the closing quote, cuts which fall between characters of valid UTF-8.
     high_from: usize,
-    /// See `high_from`.
-    high_to: usize,
 }
 
 /// [`string`] past the short-string check, with the block readers `load` (a block of 64 bytes
@@ -714,7 +726,7 @@ fn string_with<'a, V: Copy, const EAGER: bool>(
     classes: impl Fn(V, &'a [u8], u64) -> Classes,
 ) -> Result<(usize, bool, bool), ScanError> {
     let mut s =
-        StringState { carry: 0, backslashes: 0, uncanonical: 0, pair_end: 0, high_from: usize::MAX, high_to: 0 };
+        StringState { carry: 0, backslashes: 0, uncanonical: 0, pair_end: 0, high_from: usize::MAX };
     let mut block = i + 1;
     // Whole blocks.
     while let Some(bytes) = line.get(block..block + 64) {
@@ -722,10 +734,7 @@ fn string_with<'a, V: Copy, const EAGER: bool>(
         let m = masks(v);
         if m.quote | m.backslash | m.control | s.carry == 0 {
             // Nothing but string content (tool output between escapes, long lines of code).
-            if m.high != 0 {
-                s.high_from = s.high_from.min(block);
-                s.high_to = block + 64;
-            }
+            s.utf8(line, block, m.high)?;
         } else if let Some(end) = s.block::<EAGER>(line, block, u64::MAX, m, |e| classes(v, bytes, e))? {
             return Ok(end);
         }
@@ -759,10 +768,7 @@ impl StringState {
         if m.control & inside != 0 {
             return Err(ScanError::Invalid);
         }
-        if m.high & inside != 0 {
-            self.high_from = self.high_from.min(block);
-            self.high_to = block + 64;
-        }
+        self.utf8(line, block, m.high & inside)?;
         self.backslashes |= m.backslash & inside;
         let e = escaped & inside;
         let mut unicode = 0;
@@ -785,10 +791,23 @@ impl StringState {
             return Ok(None);
         }
         let end = block + closing.trailing_zeros() as usize;
-        if self.high_to != 0 && simdutf8::basic::from_utf8(&line[self.high_from..self.high_to.min(end)]).is_err() {
-            return Err(ScanError::Invalid);
-        }
+        self.utf8(line, end, 0)?;
         Ok(Some((end + 1, self.backslashes != 0, self.uncanonical == 0)))
+    }
+
+    /// Notes the non-ASCII bytes `high` of the block at `at` (none: the string's content ends
+    /// at `at`); checks the run of blocks holding them that ends there.
+    #[inline(always)]
+    fn utf8(&mut self, line: &[u8], at: usize, high: u64) -> Result<(), ScanError> {
+        if high != 0 {
+            self.high_from = self.high_from.min(at);
+        } else if self.high_from != usize::MAX {
+            let run = &line[std::mem::replace(&mut self.high_from, usize::MAX)..at];
+            if simdutf8::basic::from_utf8(run).is_err() {
+                return Err(ScanError::Invalid);
+            }
+        }
+        Ok(())
     }
 }
 
@@ -909,6 +928,9 @@ mod tests {
             b"{\"a\":\"\xff\"}".to_vec(),
             [b"{\"a\":\"", long.as_bytes(), b"\xe9", long.as_bytes(), b"\"}"].concat(),
             [b"{\"a\":\"", long.as_bytes(), b"\xe2\x82\"}"].concat(),
+            // A second run of non-ASCII blocks, after one of ASCII only.
+            [b"{\"a\":\"", "é".as_bytes(), long.as_bytes(), b"\xff", long.as_bytes(), b"\"}"].concat(),
+            [b"{\"a\":\"", "é".as_bytes(), long.as_bytes(), "é".as_bytes(), b"\xe9\"}"].concat(),
             b"{\"a\":1}\xff".to_vec(),
         ] {
             assert_eq!(Scanner::default().scan(&line), Err(ScanError::Invalid), "{line:?}");
