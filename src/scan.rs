@@ -638,6 +638,22 @@ fn unicode_escape(line: &[u8], j: usize) -> Result<bool, ScanError> {
     }
 }
 
+/// Checks the `\u` escapes whose `u`s are the bits of `unicode` in the block at `block`, but for
+/// those before `pair_end` (second halves of pairs already checked); returns the new `pair_end`.
+/// Out of line: a `\u` is rare, and the call would cost the hot loop its registers.
+#[cold]
+#[inline(never)]
+fn unicode_escapes(line: &[u8], block: usize, mut unicode: u64, mut pair_end: usize) -> Result<usize, ScanError> {
+    while unicode != 0 {
+        let j = block + unicode.trailing_zeros() as usize;
+        unicode &= unicode - 1;
+        if j >= pair_end && unicode_escape(line, j - 1)? {
+            pair_end = j + 12;
+        }
+    }
+    Ok(pair_end)
+}
+
 /// Scans the string literal whose opening quote is at `i` with the block readers of `level` (at
 /// most [`Level::best`]); returns the offset after its closing quote, whether it holds escapes
 /// and whether they are all canonical ([`Node::canonical`]).
@@ -725,8 +741,7 @@ fn string_with<'a, V: Copy, const EAGER: bool>(
     masks: impl Fn(V) -> Masks,
     classes: impl Fn(V, &'a [u8], u64) -> Classes,
 ) -> Result<(usize, bool, bool), ScanError> {
-    let mut s =
-        StringState { carry: 0, backslashes: 0, uncanonical: 0, pair_end: 0, high_from: usize::MAX };
+    let mut s = StringState { carry: 0, backslashes: 0, uncanonical: 0, pair_end: 0, high_from: usize::MAX };
     let mut block = i + 1;
     // Whole blocks.
     while let Some(bytes) = line.get(block..block + 64) {
@@ -771,20 +786,14 @@ impl StringState {
         self.utf8(line, block, m.high & inside)?;
         self.backslashes |= m.backslash & inside;
         let e = escaped & inside;
-        let mut unicode = 0;
         if EAGER || e != 0 {
             let c = classes(e);
             if e & !c.escapable != 0 {
                 return Err(ScanError::Invalid);
             }
-            unicode = e & c.u;
             self.uncanonical |= e & (c.u | c.slash);
-        }
-        while unicode != 0 {
-            let j = block + unicode.trailing_zeros() as usize;
-            unicode &= unicode - 1;
-            if j >= self.pair_end && unicode_escape(line, j - 1)? {
-                self.pair_end = j + 12;
+            if e & c.u != 0 {
+                self.pair_end = unicode_escapes(line, block, e & c.u, self.pair_end)?;
             }
         }
         if closing == 0 {
