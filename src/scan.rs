@@ -552,23 +552,21 @@ fn classes_avx512(v: std::arch::x86_64::__m512i) -> Classes {
 }
 
 /// The characters that follow an odd-length run of backslashes (the escaped characters that
-/// are not themselves backslashes), given the backslash mask of a block and whether the previous
-/// block ended inside such a run (updated for the next block). simdjson's stage-1 algorithm.
+/// are not themselves backslashes), given the backslash mask of a block and whether its first
+/// byte is escaped by the previous block's last backslash (updated for the next block).
+///
+/// simdjson's escape scanner: every backslash that is not escaped escapes the next byte, and a
+/// subtraction runs the carries through each run at once (with the odd bits set, a run's
+/// escaping backslashes are those whose position has the run start's parity).
 #[inline]
 fn odd_backslash_ends(backslash: u64, carry: &mut u64) -> u64 {
-    const EVEN: u64 = 0x5555_5555_5555_5555;
-    const ODD: u64 = !EVEN;
-    let start_edges = backslash & !(backslash << 1);
-    let even_start_mask = EVEN ^ *carry;
-    let even_starts = start_edges & even_start_mask;
-    let odd_starts = start_edges & !even_start_mask;
-    let even_carries = backslash.wrapping_add(even_starts);
-    let (mut odd_carries, overflow) = backslash.overflowing_add(odd_starts);
-    odd_carries |= *carry;
-    *carry = u64::from(overflow);
-    let even_carry_ends = even_carries & !backslash;
-    let odd_carry_ends = odd_carries & !backslash;
-    (even_carry_ends & ODD) | (odd_carry_ends & EVEN)
+    const ODD: u64 = 0xaaaa_aaaa_aaaa_aaaa;
+    let potential = backslash & !*carry;
+    let code = ((potential << 1 | ODD).wrapping_sub(potential)) ^ ODD;
+    // Every escaped byte, backslashes included; and the backslashes that escape.
+    let escaped = code ^ (backslash | *carry);
+    *carry = (code & backslash) >> 63;
+    escaped & !backslash
 }
 
 /// The offset of the closing quote in `head` (16 bytes after an opening quote) when nothing
@@ -1064,6 +1062,27 @@ mod tests {
         for round in 0..3000 {
             let block: Vec<u8> = (0..1 + round % 64).map(|_| alphabet[rng.below(alphabet.len())]).collect();
             check_block(&block);
+        }
+    }
+
+    #[test]
+    fn escaped_characters_match_a_byte_at_a_time_reading_across_a_block_end() {
+        // Every pattern of backslashes in the 8 bytes before and the 8 bytes after a block end.
+        for pattern in 0..=u16::MAX {
+            let mut s = vec![b'a'; 128];
+            for k in 0..16 {
+                if pattern >> k & 1 == 1 {
+                    s[56 + k] = b'\\';
+                }
+            }
+            let want = escaped_reference(&s);
+            let mut carry = 0;
+            for (n, block) in s.chunks(64).enumerate() {
+                let got = odd_backslash_ends(masks_scalar(block).backslash, &mut carry);
+                for k in 0..64 {
+                    assert_eq!(got >> k & 1 == 1, want[n * 64 + k], "pattern {pattern:#018b}, byte {}", n * 64 + k);
+                }
+            }
         }
     }
 
