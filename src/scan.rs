@@ -6,8 +6,9 @@
 //! scanner only checks that the line is valid JSON (RFC 8259, strict: no raw control characters
 //! in strings, no lone-surrogate escapes, no number that overflows f64, nesting at most
 //! [`MAX_DEPTH`]) and records where each value lies. Strings are decoded later, only when an
-//! adapter reads them ([`unescape`]); long strings are skipped 16 bytes at a time (SSE2 on
-//! x86-64) looking only for `"`, `\` and control characters.
+//! adapter reads them ([`unescape`]); long strings are read 64 bytes at a time as bit masks of
+//! `"`, `\` and control characters, with the widest SIMD the CPU has ([`Level`]: AVX-512BW, AVX2,
+//! SSE2, or a byte at a time), chosen once per [`Scanner`].
 //!
 //! A line the scanner refuses goes through the frame reader's slow path (SPEC §1 repairs), whose
 //! output is scanned again.
@@ -62,11 +63,19 @@ pub enum ScanError {
 }
 
 /// Reused buffers of the scanner.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Scanner {
     /// The nodes of the last line scanned.
     pub nodes: Vec<Node>,
     stack: Vec<u32>,
+    /// How strings are read: [`Level::best`], or narrower in tests.
+    level: Level,
+}
+
+impl Default for Scanner {
+    fn default() -> Self {
+        Scanner { nodes: Vec::new(), stack: Vec::new(), level: Level::best() }
+    }
 }
 
 /// JSON whitespace.
@@ -77,18 +86,30 @@ fn is_ws(b: u8) -> bool {
 
 impl Scanner {
     /// Indexes `line` (one JSON text, surrounding whitespace allowed) into [`Scanner::nodes`];
-    /// returns it as text (it is UTF-8, checked once here for the whole line).
+    /// returns it as text.
+    ///
+    /// The line is UTF-8 when it is accepted, without a pass of its own: outside strings the
+    /// scanner accepts only ASCII, and a string with non-ASCII bytes has them checked as it is
+    /// read ([`string`]). A line that is not UTF-8 is [`ScanError::Invalid`], even when too deep.
     pub fn scan<'a>(&mut self, line: &'a [u8]) -> Result<&'a str, ScanError> {
         self.nodes.clear();
         self.stack.clear();
-        let text = simdutf8::basic::from_utf8(line).map_err(|_| ScanError::Invalid)?;
         if u32::try_from(line.len()).is_err() {
             return Err(ScanError::Invalid);
         }
         match self.scan_values(line) {
-            Ok(()) => Ok(text),
+            Ok(()) => {
+                debug_assert!(std::str::from_utf8(line).is_ok(), "accepted a line that is not UTF-8: {line:?}");
+                // SAFETY: every byte the scanner accepts outside a string is ASCII, and the
+                // non-ASCII bytes of every string were checked to be UTF-8 (`string_with`).
+                Ok(unsafe { std::str::from_utf8_unchecked(line) })
+            }
             Err(e) => {
                 self.nodes.clear();
+                // The contract reads a line that is not UTF-8 as invalid before anything else.
+                if e == ScanError::TooDeep && simdutf8::basic::from_utf8(line).is_err() {
+                    return Err(ScanError::Invalid);
+                }
                 Err(e)
             }
         }
@@ -102,7 +123,7 @@ impl Scanner {
     /// Scans the string literal at `i` (its opening quote) into a node; returns its end.
     #[inline]
     fn push_string(&mut self, line: &[u8], i: usize) -> Result<usize, ScanError> {
-        let (end, escaped, canonical) = string(line, i)?;
+        let (end, escaped, canonical) = string(line, i, self.level)?;
         let next = self.nodes.len() as u32 + 1;
         self.nodes.push(Node { kind: Kind::Str, escaped, canonical, start: i as u32, end: end as u32, next });
         Ok(end)
@@ -255,8 +276,57 @@ pub fn parse_f64(lit: &[u8]) -> Option<f64> {
     std::str::from_utf8(lit).ok()?.parse().ok()
 }
 
-/// Bit masks of one block of up to 64 bytes: bit `k` stands for `block[k]`.
-#[derive(Clone, Copy)]
+/// The instruction sets the string scanner can read blocks with, narrowest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Level {
+    /// A byte at a time: any CPU, and the reference the SIMD readings are tested against.
+    #[cfg_attr(all(target_arch = "x86_64", not(test)), allow(dead_code, reason = "x86-64 has SSE2 at least"))]
+    Scalar,
+    /// 16 bytes per compare: the x86-64 baseline.
+    #[cfg(target_arch = "x86_64")]
+    Sse2,
+    /// 32 bytes per compare, `vpshufb` for the escape classes.
+    #[cfg(target_arch = "x86_64")]
+    Avx2,
+    /// One 64-byte register per block, compares straight into mask registers.
+    #[cfg(target_arch = "x86_64")]
+    Avx512,
+}
+
+impl Level {
+    /// Every level, narrowest first (those above [`Level::best`] must not run).
+    #[cfg(test)]
+    const ALL: &'static [Level] = &[
+        Level::Scalar,
+        #[cfg(target_arch = "x86_64")]
+        Level::Sse2,
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx2,
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx512,
+    ];
+
+    /// The widest level this CPU runs: the one place the CPU is asked (std caches the answer;
+    /// a [`Scanner`] keeps its level, so the question is asked once per scanner).
+    pub(crate) fn best() -> Level {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx512bw") {
+                return Level::Avx512;
+            }
+            if std::arch::is_x86_feature_detected!("avx2") {
+                return Level::Avx2;
+            }
+            Level::Sse2
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        Level::Scalar
+    }
+}
+
+/// Bit masks of one block of up to 64 bytes: bit `k` stands for `block[k]`. Bits past the end
+/// of a short block are unspecified (the caller ignores them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Masks {
     /// `"`.
     quote: u64,
@@ -264,71 +334,243 @@ struct Masks {
     backslash: u64,
     /// Control characters (below 0x20).
     control: u64,
+    /// Bytes of multi-byte UTF-8 characters (0x80 and above).
+    high: u64,
 }
 
-/// The masks of `block` (64 bytes at most).
-#[inline]
-fn masks(block: &[u8]) -> Masks {
-    #[cfg(target_arch = "x86_64")]
-    if block.len() == 64 {
-        use std::arch::x86_64::*;
-        // SAFETY: SSE2 is part of the x86-64 baseline; each load reads 16 bytes of `block`,
-        // whose length is 64, at offsets 0, 16, 32 and 48 (unaligned loads allowed).
-        unsafe {
-            let q = _mm_set1_epi8(b'"' as i8);
-            let bs = _mm_set1_epi8(b'\\' as i8);
-            let low = _mm_set1_epi8(0x1f);
-            let mut m = Masks { quote: 0, backslash: 0, control: 0 };
-            for k in 0..4 {
-                let v = _mm_loadu_si128(block.as_ptr().add(16 * k) as *const __m128i);
-                let bits = |x: __m128i| (_mm_movemask_epi8(x) as u32 as u64) << (16 * k);
-                m.quote |= bits(_mm_cmpeq_epi8(v, q));
-                m.backslash |= bits(_mm_cmpeq_epi8(v, bs));
-                // b <= 0x1f exactly when max(b, 0x1f) == 0x1f (unsigned).
-                m.control |= bits(_mm_cmpeq_epi8(_mm_max_epu8(v, low), low));
-            }
-            return m;
-        }
-    }
-    #[cfg(target_arch = "x86_64")]
-    if block.len() < 64 {
-        // The end of the line: the same SIMD reading of a padded copy (the padding's bits are
-        // past the block and ignored by the caller).
-        let mut padded = [0u8; 64];
-        padded[..block.len()].copy_from_slice(block);
-        return masks(&padded);
-    }
-    let mut m = Masks { quote: 0, backslash: 0, control: 0 };
+/// Bit masks of the bytes of a block that matter after a backslash.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Classes {
+    /// Bytes that may follow a backslash: `"` `/` `b` `f` `n` `r` `t` `u` (a backslash itself
+    /// is part of a run).
+    escapable: u64,
+    /// `u`.
+    u: u64,
+    /// `/`.
+    slash: u64,
+}
+
+/// The escape classes as one bit per escapable character, for `vpshufb`: a byte's class is
+/// `CLASS_HI[high nibble] & CLASS_LO[low nibble]`, non-zero exactly for the eight escapable
+/// characters (each is the only one with its pair of nibbles among the set bits).
+///
+/// Bits: `"` 0x01, `/` 0x02, `b` 0x04, `f` 0x08, `n` 0x10, `r` 0x20, `t` 0x40, `u` 0x80.
+#[cfg(target_arch = "x86_64")]
+#[rustfmt::skip]
+const CLASS_HI: [i8; 16] = [0, 0, 0x03, 0, 0, 0, 0x1c, 0xe0_u8 as i8, 0, 0, 0, 0, 0, 0, 0, 0];
+/// See [`CLASS_HI`]: low nibble 2 is `"` `b` `r`, 4 `t`, 5 `u`, 6 `f`, E `n`, F `/`.
+#[cfg(target_arch = "x86_64")]
+#[rustfmt::skip]
+const CLASS_LO: [i8; 16] = [0, 0, 0x25, 0, 0x40, 0x80_u8 as i8, 0x08, 0, 0, 0, 0, 0, 0, 0, 0x10, 0x02];
+/// The class bit of `/` (that of `u` is the top bit, 0x80).
+#[cfg(target_arch = "x86_64")]
+const CLASS_SLASH: i8 = 0x02;
+
+/// The masks of `block` (64 bytes at most), a byte at a time.
+fn masks_scalar(block: &[u8]) -> Masks {
+    let mut m = Masks { quote: 0, backslash: 0, control: 0, high: 0 };
     for (k, &b) in block.iter().enumerate() {
         m.quote |= u64::from(b == b'"') << k;
         m.backslash |= u64::from(b == b'\\') << k;
         m.control |= u64::from(b < 0x20) << k;
+        m.high |= u64::from(b >= 0x80) << k;
     }
     m
 }
 
+/// The classes of the bytes of `block` (64 bytes at most) whose bits are set in `wanted`, a
+/// byte at a time (a block has a few escaped characters; the other bits are left clear).
+fn classes_scalar(block: &[u8], mut wanted: u64) -> Classes {
+    let mut c = Classes { escapable: 0, u: 0, slash: 0 };
+    while wanted != 0 {
+        let k = wanted.trailing_zeros();
+        wanted &= wanted - 1;
+        let Some(&b) = block.get(k as usize) else { break };
+        c.escapable |= u64::from(ESCAPABLE[b as usize]) << k;
+        c.u |= u64::from(b == b'u') << k;
+        c.slash |= u64::from(b == b'/') << k;
+    }
+    c
+}
+
+/// `block` (64 bytes at most) as a whole 64-byte block: the block itself, or a zero-padded copy
+/// of the end of a line.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn whole(block: &[u8], padded: &mut [u8; 64]) -> *const u8 {
+    if block.len() == 64 {
+        return block.as_ptr();
+    }
+    padded[..block.len()].copy_from_slice(block);
+    padded.as_ptr()
+}
+
+/// `block` (64 bytes at most) in four SSE2 registers, zeros past its end.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn load_sse2(block: &[u8]) -> [std::arch::x86_64::__m128i; 4] {
+    use std::arch::x86_64::*;
+    let mut padded = [0u8; 64];
+    let p = whole(block, &mut padded);
+    // SAFETY: SSE2 is part of the x86-64 baseline; `p` points at 64 readable bytes, read 16 at a
+    // time (unaligned loads).
+    std::array::from_fn(|k| unsafe { _mm_loadu_si128(p.add(16 * k) as *const __m128i) })
+}
+
+/// The masks of a block with SSE2, 16 bytes per compare.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn masks_sse2(v: [std::arch::x86_64::__m128i; 4]) -> Masks {
+    use std::arch::x86_64::*;
+    // SAFETY: SSE2 is part of the x86-64 baseline.
+    unsafe {
+        let (q, bs, low) = (_mm_set1_epi8(b'"' as i8), _mm_set1_epi8(b'\\' as i8), _mm_set1_epi8(0x1f));
+        let mut m = Masks { quote: 0, backslash: 0, control: 0, high: 0 };
+        for (k, v) in v.into_iter().enumerate() {
+            let bits = |x: __m128i| (_mm_movemask_epi8(x) as u32 as u64) << (16 * k);
+            m.quote |= bits(_mm_cmpeq_epi8(v, q));
+            m.backslash |= bits(_mm_cmpeq_epi8(v, bs));
+            // b <= 0x1f exactly when max(b, 0x1f) == 0x1f (unsigned).
+            m.control |= bits(_mm_cmpeq_epi8(_mm_max_epu8(v, low), low));
+            m.high |= bits(v);
+        }
+        m
+    }
+}
+
+/// `block` (64 bytes at most) in two AVX2 registers, zeros past its end.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn load_avx2(block: &[u8]) -> [std::arch::x86_64::__m256i; 2] {
+    use std::arch::x86_64::*;
+    let mut padded = [0u8; 64];
+    let p = whole(block, &mut padded);
+    // SAFETY: `p` points at 64 readable bytes: the loads read 0..32 and 32..64 (unaligned).
+    unsafe { [_mm256_loadu_si256(p as *const __m256i), _mm256_loadu_si256(p.add(32) as *const __m256i)] }
+}
+
+/// The masks of a block with AVX2, 32 bytes per compare.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn masks_avx2(v: [std::arch::x86_64::__m256i; 2]) -> Masks {
+    use std::arch::x86_64::*;
+    let (q, bs, low) = (_mm256_set1_epi8(b'"' as i8), _mm256_set1_epi8(b'\\' as i8), _mm256_set1_epi8(0x1f));
+    let mut m = Masks { quote: 0, backslash: 0, control: 0, high: 0 };
+    for (k, v) in v.into_iter().enumerate() {
+        let bits = |x: __m256i| (_mm256_movemask_epi8(x) as u32 as u64) << (32 * k);
+        m.quote |= bits(_mm256_cmpeq_epi8(v, q));
+        m.backslash |= bits(_mm256_cmpeq_epi8(v, bs));
+        // b <= 0x1f exactly when max(b, 0x1f) == 0x1f (unsigned).
+        m.control |= bits(_mm256_cmpeq_epi8(_mm256_max_epu8(v, low), low));
+        m.high |= bits(v);
+    }
+    m
+}
+
+/// The classes of a block with AVX2: two `vpshufb` look-ups per 32 bytes ([`CLASS_HI`]); the
+/// `u`s are the classes' top bits, the `/`s their second bits.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn classes_avx2(v: [std::arch::x86_64::__m256i; 2]) -> Classes {
+    use std::arch::x86_64::*;
+    // SAFETY: the tables are 16 bytes long (unaligned loads).
+    let (hi_tbl, lo_tbl) = unsafe {
+        (
+            _mm256_broadcastsi128_si256(_mm_loadu_si128(CLASS_HI.as_ptr() as *const __m128i)),
+            _mm256_broadcastsi128_si256(_mm_loadu_si128(CLASS_LO.as_ptr() as *const __m128i)),
+        )
+    };
+    let mut c = Classes { escapable: 0, u: 0, slash: 0 };
+    for (k, v) in v.into_iter().enumerate() {
+        // A byte with its top bit set looks up 0 (`vpshufb`), and no escapable byte has it.
+        let hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), _mm256_set1_epi8(0x0f));
+        let class = _mm256_and_si256(_mm256_shuffle_epi8(lo_tbl, v), _mm256_shuffle_epi8(hi_tbl, hi));
+        let bits = |x: __m256i| (_mm256_movemask_epi8(x) as u32 as u64) << (32 * k);
+        c.escapable |= !bits(_mm256_cmpeq_epi8(class, _mm256_setzero_si256())) & (0xffff_ffff << (32 * k));
+        c.u |= bits(class);
+        // Bit 1 of each byte moved to bit 7 (16-bit shift: the low byte's bits stay below bit 15).
+        c.slash |= bits(_mm256_slli_epi16(class, 6));
+    }
+    c
+}
+
+/// `block` (64 bytes at most) in a 512-bit register, zeros past its end (a masked load: the
+/// bytes past the end are not read).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512bw")]
+#[inline]
+fn load_avx512(block: &[u8]) -> std::arch::x86_64::__m512i {
+    use std::arch::x86_64::*;
+    if block.len() >= 64 {
+        // SAFETY: `block` has 64 readable bytes (unaligned load).
+        unsafe { _mm512_loadu_si512(block.as_ptr() as *const _) }
+    } else {
+        // SAFETY: the mask selects the first `block.len()` bytes, the only ones read.
+        unsafe { _mm512_maskz_loadu_epi8((1u64 << block.len()) - 1, block.as_ptr() as *const i8) }
+    }
+}
+
+/// The masks of a block with AVX-512BW: three compares into mask registers.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512bw")]
+#[inline]
+fn masks_avx512(v: std::arch::x86_64::__m512i) -> Masks {
+    use std::arch::x86_64::*;
+    Masks {
+        quote: _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(b'"' as i8)),
+        backslash: _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(b'\\' as i8)),
+        control: _mm512_cmplt_epu8_mask(v, _mm512_set1_epi8(0x20)),
+        high: _mm512_movepi8_mask(v),
+    }
+}
+
+/// The classes of a block with AVX-512BW: the [`CLASS_HI`] look-ups on the whole block at once,
+/// tested into mask registers.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512bw")]
+#[inline]
+fn classes_avx512(v: std::arch::x86_64::__m512i) -> Classes {
+    use std::arch::x86_64::*;
+    // SAFETY: the tables are 16 bytes long (unaligned loads).
+    let (hi_tbl, lo_tbl) = unsafe {
+        (
+            _mm512_broadcast_i32x4(_mm_loadu_si128(CLASS_HI.as_ptr() as *const __m128i)),
+            _mm512_broadcast_i32x4(_mm_loadu_si128(CLASS_LO.as_ptr() as *const __m128i)),
+        )
+    };
+    // A byte with its top bit set looks up 0 (`vpshufb`), and no escapable byte has it.
+    let hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), _mm512_set1_epi8(0x0f));
+    let class = _mm512_and_si512(_mm512_shuffle_epi8(lo_tbl, v), _mm512_shuffle_epi8(hi_tbl, hi));
+    Classes {
+        escapable: _mm512_test_epi8_mask(class, class),
+        u: _mm512_movepi8_mask(class),
+        slash: _mm512_test_epi8_mask(class, _mm512_set1_epi8(CLASS_SLASH)),
+    }
+}
+
 /// The characters that follow an odd-length run of backslashes (the escaped characters that
-/// are not themselves backslashes), given the backslash mask of a block and whether the previous
-/// block ended inside such a run (updated for the next block). simdjson's stage-1 algorithm.
+/// are not themselves backslashes), given the backslash mask of a block and whether its first
+/// byte is escaped by the previous block's last backslash (updated for the next block).
+///
+/// simdjson's escape scanner: every backslash that is not escaped escapes the next byte, and a
+/// subtraction runs the carries through each run at once (with the odd bits set, a run's
+/// escaping backslashes are those whose position has the run start's parity).
 #[inline]
 fn odd_backslash_ends(backslash: u64, carry: &mut u64) -> u64 {
-    const EVEN: u64 = 0x5555_5555_5555_5555;
-    const ODD: u64 = !EVEN;
-    let start_edges = backslash & !(backslash << 1);
-    let even_start_mask = EVEN ^ *carry;
-    let even_starts = start_edges & even_start_mask;
-    let odd_starts = start_edges & !even_start_mask;
-    let even_carries = backslash.wrapping_add(even_starts);
-    let (mut odd_carries, overflow) = backslash.overflowing_add(odd_starts);
-    odd_carries |= *carry;
-    *carry = u64::from(overflow);
-    let even_carry_ends = even_carries & !backslash;
-    let odd_carry_ends = odd_carries & !backslash;
-    (even_carry_ends & ODD) | (odd_carry_ends & EVEN)
+    const ODD: u64 = 0xaaaa_aaaa_aaaa_aaaa;
+    let potential = backslash & !*carry;
+    let code = ((potential << 1 | ODD).wrapping_sub(potential)) ^ ODD;
+    // Every escaped byte, backslashes included; and the backslashes that escape.
+    let escaped = code ^ (backslash | *carry);
+    *carry = (code & backslash) >> 63;
+    escaped & !backslash
 }
 
 /// The offset of the closing quote in `head` (16 bytes after an opening quote) when nothing
-/// before it is a backslash or a control character.
+/// before it is a backslash, a control character or a non-ASCII byte.
 #[inline]
 fn short_string(head: &[u8]) -> Option<usize> {
     #[cfg(target_arch = "x86_64")]
@@ -342,7 +584,8 @@ fn short_string(head: &[u8]) -> Option<usize> {
             let backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
             (
                 _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8))) as u32,
-                _mm_movemask_epi8(_mm_or_si128(control, backslash)) as u32,
+                // A non-ASCII byte has its top bit set, which is what `movemask` reads.
+                _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(control, backslash), v)) as u32,
             )
         };
         let first = quote.trailing_zeros();
@@ -351,7 +594,7 @@ fn short_string(head: &[u8]) -> Option<usize> {
     #[cfg(not(target_arch = "x86_64"))]
     {
         let end = head.iter().position(|&b| b == b'"')?;
-        head[..end].iter().all(|&b| b != b'\\' && b >= 0x20).then_some(end)
+        head[..end].iter().all(|&b| b != b'\\' && (0x20..0x80).contains(&b)).then_some(end)
     }
 }
 
@@ -393,171 +636,186 @@ fn unicode_escape(line: &[u8], j: usize) -> Result<bool, ScanError> {
     }
 }
 
-/// Scans the string literal whose opening quote is at `i`; returns the offset after its closing
-/// quote and whether it holds escapes.
+/// Checks the `\u` escapes whose `u`s are the bits of `unicode` in the block at `block`, but for
+/// those before `pair_end` (second halves of pairs already checked); returns the new `pair_end`.
+/// Out of line: a `\u` is rare, and the call would cost the hot loop its registers.
+#[cold]
+#[inline(never)]
+fn unicode_escapes(line: &[u8], block: usize, mut unicode: u64, mut pair_end: usize) -> Result<usize, ScanError> {
+    while unicode != 0 {
+        let j = block + unicode.trailing_zeros() as usize;
+        unicode &= unicode - 1;
+        if j >= pair_end && unicode_escape(line, j - 1)? {
+            pair_end = j + 12;
+        }
+    }
+    Ok(pair_end)
+}
+
+/// Scans the string literal whose opening quote is at `i` with the block readers of `level` (at
+/// most [`Level::best`]); returns the offset after its closing quote, whether it holds escapes
+/// and whether they are all canonical ([`Node::canonical`]).
 ///
 /// The string is read 64 bytes at a time as bit masks (quotes, backslashes, control
 /// characters); the escaped characters come from the backslash runs by carry arithmetic, so a
 /// long string with an escape every few bytes (tool output) costs a few operations per block,
-/// plus a table look-up per escaped character and a closer look at each `\u`.
-fn string(line: &[u8], i: usize) -> Result<(usize, bool, bool), ScanError> {
+/// plus a closer look at each `\u`. Each run of blocks that hold non-ASCII bytes is checked to
+/// be UTF-8 (the only UTF-8 check of a line, [`Scanner::scan`]).
+#[inline]
+fn string(line: &[u8], i: usize, level: Level) -> Result<(usize, bool, bool), ScanError> {
     // Short strings (keys, ids, types) end within 16 bytes with nothing to unescape.
     if let Some(head) = line.get(i + 1..i + 17)
         && let Some(end) = short_string(head)
     {
         return Ok((i + 2 + end, false, true));
     }
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2, checked just above.
-        return unsafe { string_avx2(line, i) };
+    match level {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: a scanner's level is at most `Level::best()`: the CPU has AVX-512BW.
+        Level::Avx512 => unsafe { string_avx512(line, i) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: as above, the CPU has AVX2.
+        Level::Avx2 => unsafe { string_avx2(line, i) },
+        #[cfg(target_arch = "x86_64")]
+        Level::Sse2 => string_sse2(line, i),
+        Level::Scalar => string_scalar(line, i),
     }
-    string_with(line, i, masks, escape_classes)
 }
 
-/// [`string`] compiled for AVX2 (32 bytes per compare instead of 16).
+/// [`string_with`] with SSE2 (kept out of line, as the wider readers are: the short strings
+/// that [`string`] reads itself stay cheap).
+#[cfg(target_arch = "x86_64")]
+#[inline(never)]
+fn string_sse2(line: &[u8], i: usize) -> Result<(usize, bool, bool), ScanError> {
+    string_with::<_, false>(line, i, load_sse2, masks_sse2, |_, b, e| classes_scalar(b, e))
+}
+
+/// [`string_with`] a byte at a time.
+#[inline(never)]
+fn string_scalar(line: &[u8], i: usize) -> Result<(usize, bool, bool), ScanError> {
+    string_with::<_, false>(line, i, |b| b, masks_scalar, |_, b, e| classes_scalar(b, e))
+}
+
+/// [`string_with`] compiled for AVX-512BW. The escape classes cost a few instructions per
+/// block here, so they are read for every block rather than behind a branch.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512bw")]
+fn string_avx512(line: &[u8], i: usize) -> Result<(usize, bool, bool), ScanError> {
+    string_with::<_, true>(line, i, |b| load_avx512(b), |v| masks_avx512(v), |v, _, _| classes_avx512(v))
+}
+
+/// [`string_with`] compiled for AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn string_avx2(line: &[u8], i: usize) -> Result<(usize, bool, bool), ScanError> {
-    string_with(
-        line,
-        i,
-        |block| {
-            if block.len() == 64 {
-                // SAFETY: AVX2 is enabled for this function (its caller checked the CPU).
-                unsafe { masks_avx2(block) }
-            } else {
-                masks(block)
-            }
-        },
-        |block| {
-            if block.len() == 64 {
-                // SAFETY: as above.
-                unsafe { escape_classes_avx2(block) }
-            } else {
-                escape_classes(block)
-            }
-        },
-    )
+fn string_avx2(line: &[u8], i: usize) -> Result<(usize, bool, bool), ScanError> {
+    string_with::<_, false>(line, i, |b| load_avx2(b), |v| masks_avx2(v), |v, _, _| classes_avx2(v))
 }
 
-/// [`escape_classes`] of a 64-byte block with AVX2: a byte is escapable when the classes of
-/// its high and low nibble (two 16-entry look-ups, `vpshufb`) share a bit.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-#[inline]
-unsafe fn escape_classes_avx2(block: &[u8]) -> (u64, u64, u64) {
-    use std::arch::x86_64::*;
-    debug_assert_eq!(block.len(), 64);
-    // Groups: high nibble 2 (`"` `/`) = 1, 6 (`b` `f` `n`) = 2, 7 (`r` `t` `u`) = 4.
-    #[rustfmt::skip]
-    let hi_tbl = _mm256_setr_epi8(
-        0, 0, 1, 0, 0, 0, 2, 4, 0, 0, 0, 0, 0, 0, 0, 0,
-        0, 0, 1, 0, 0, 0, 2, 4, 0, 0, 0, 0, 0, 0, 0, 0,
-    );
-    // Low nibble 2: `"` `b` `r`; 4: `t`; 5: `u`; 6: `f`; E: `n`; F: `/`.
-    #[rustfmt::skip]
-    let lo_tbl = _mm256_setr_epi8(
-        0, 0, 7, 0, 4, 4, 2, 0, 0, 0, 0, 0, 0, 0, 2, 1,
-        0, 0, 7, 0, 4, 4, 2, 0, 0, 0, 0, 0, 0, 0, 2, 1,
-    );
-    let nibble = _mm256_set1_epi8(0x0f);
-    let (mut escapable, mut u, mut slash) = (0u64, 0u64, 0u64);
-    for k in 0..2 {
-        // SAFETY: `block` is 64 bytes long: the loads read bytes 0..32 and 32..64 (unaligned).
-        let v = unsafe { _mm256_loadu_si256(block.as_ptr().add(32 * k) as *const __m256i) };
-        let lo = _mm256_and_si256(v, nibble);
-        let hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), nibble);
-        let class = _mm256_and_si256(_mm256_shuffle_epi8(lo_tbl, lo), _mm256_shuffle_epi8(hi_tbl, hi));
-        let none = _mm256_movemask_epi8(_mm256_cmpeq_epi8(class, _mm256_setzero_si256())) as u32 as u64;
-        escapable |= (!none & 0xffff_ffff) << (32 * k);
-        u |= (_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, _mm256_set1_epi8(b'u' as i8))) as u32 as u64) << (32 * k);
-        slash |= (_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, _mm256_set1_epi8(b'/' as i8))) as u32 as u64) << (32 * k);
-    }
-    (escapable, u, slash)
+/// What [`string_with`] carries from one block to the next.
+struct StringState {
+    /// Whether the previous block ended inside an odd run of backslashes.
+    carry: u64,
+    /// The backslashes inside the string so far (non-zero: it holds escapes).
+    backslashes: u64,
+    /// The non-canonical escapes (`\u`, `\/`) so far.
+    uncanonical: u64,
+    /// A `\u` before this offset is the second half of a surrogate pair already checked.
+    pair_end: usize,
+    /// The start of the current run of blocks holding non-ASCII bytes (`usize::MAX` outside
+    /// one). A run is checked to be UTF-8 where it ends: at the next block of ASCII only, or at
+    /// the closing quote, cuts which fall between characters of valid UTF-8.
+    high_from: usize,
 }
 
-/// Bit masks of the bytes of `block` (64 bytes at most) that may follow a backslash (`"` `/`
-/// `b` `f` `n` `r` `t` `u`; a backslash itself is part of a run), of the `u`s and of the `/`s.
-fn escape_classes(block: &[u8]) -> (u64, u64, u64) {
-    let (mut escapable, mut u, mut slash) = (0u64, 0u64, 0u64);
-    for (k, &b) in block.iter().enumerate() {
-        escapable |= u64::from(ESCAPABLE[b as usize]) << k;
-        u |= u64::from(b == b'u') << k;
-        slash |= u64::from(b == b'/') << k;
-    }
-    (escapable, u, slash)
-}
-
-/// The masks of a 64-byte block with AVX2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-#[inline]
-unsafe fn masks_avx2(block: &[u8]) -> Masks {
-    use std::arch::x86_64::*;
-    debug_assert_eq!(block.len(), 64);
-    let (q, bs, low) = (_mm256_set1_epi8(b'"' as i8), _mm256_set1_epi8(b'\\' as i8), _mm256_set1_epi8(0x1f));
-    let mut m = Masks { quote: 0, backslash: 0, control: 0 };
-    for k in 0..2 {
-        // SAFETY: `block` is 64 bytes long: the loads read bytes 0..32 and 32..64 (unaligned).
-        let v = unsafe { _mm256_loadu_si256(block.as_ptr().add(32 * k) as *const __m256i) };
-        let bits = |x: __m256i| (_mm256_movemask_epi8(x) as u32 as u64) << (32 * k);
-        m.quote |= bits(_mm256_cmpeq_epi8(v, q));
-        m.backslash |= bits(_mm256_cmpeq_epi8(v, bs));
-        // b <= 0x1f exactly when max(b, 0x1f) == 0x1f (unsigned).
-        m.control |= bits(_mm256_cmpeq_epi8(_mm256_max_epu8(v, low), low));
-    }
-    m
-}
-
-/// [`string`] past the short-string check, with the block reader `masks`.
+/// [`string`] past the short-string check, with the block readers `load` (a block of 64 bytes
+/// at most into registers `V`, zeros past its end), `masks` and `classes` (given the block's
+/// registers, its bytes and the bits that matter); with `EAGER` the classes of every block
+/// with something to look at are read, else only those of a block with an escape.
 #[inline(always)]
-fn string_with(
-    line: &[u8],
+fn string_with<'a, V: Copy, const EAGER: bool>(
+    line: &'a [u8],
     i: usize,
-    masks: impl Fn(&[u8]) -> Masks,
-    classes: impl Fn(&[u8]) -> (u64, u64, u64),
+    load: impl Fn(&'a [u8]) -> V,
+    masks: impl Fn(V) -> Masks,
+    classes: impl Fn(V, &'a [u8], u64) -> Classes,
 ) -> Result<(usize, bool, bool), ScanError> {
+    let mut s = StringState { carry: 0, backslashes: 0, uncanonical: 0, pair_end: 0, high_from: usize::MAX };
     let mut block = i + 1;
-    let mut carry = 0u64;
-    let (mut escaped_any, mut canonical) = (false, true);
-    // A `\u` before this offset is the second half of a surrogate pair already checked.
-    let mut pair_end = 0usize;
-    while block < line.len() {
-        let len = (line.len() - block).min(64);
-        let bytes = &line[block..block + len];
-        let m = masks(bytes);
-        let escaped = odd_backslash_ends(m.backslash, &mut carry);
-        let closing = m.quote & !escaped;
-        let in_block = if len == 64 { u64::MAX } else { (1 << len) - 1 };
+    // Whole blocks.
+    while let Some(bytes) = line.get(block..block + 64) {
+        let v = load(bytes);
+        let m = masks(v);
+        if m.quote | m.backslash | m.control | s.carry == 0 {
+            // Nothing but string content (tool output between escapes, long lines of code).
+            s.utf8(line, block, m.high)?;
+        } else if let Some(end) = s.block::<EAGER>(line, block, u64::MAX, m, |e| classes(v, bytes, e))? {
+            return Ok(end);
+        }
+        block += 64;
+    }
+    // The end of the line.
+    if let Some(bytes) = line.get(block..).filter(|b| !b.is_empty()) {
+        let v = load(bytes);
+        if let Some(end) = s.block::<EAGER>(line, block, (1 << bytes.len()) - 1, masks(v), |e| classes(v, bytes, e))? {
+            return Ok(end);
+        }
+    }
+    Err(ScanError::Invalid)
+}
+
+impl StringState {
+    /// Reads the block at `block` of `line` (its bits set in `in_block`), whose masks are `m`;
+    /// returns what [`string`] returns when the string ends in it.
+    #[inline(always)]
+    fn block<const EAGER: bool>(
+        &mut self,
+        line: &[u8],
+        block: usize,
+        in_block: u64,
+        m: Masks,
+        classes: impl Fn(u64) -> Classes,
+    ) -> Result<Option<(usize, bool, bool)>, ScanError> {
+        let escaped = odd_backslash_ends(m.backslash, &mut self.carry);
+        let closing = m.quote & !escaped & in_block;
         let inside = if closing == 0 { in_block } else { (closing & closing.wrapping_neg()) - 1 };
         if m.control & inside != 0 {
             return Err(ScanError::Invalid);
         }
-        escaped_any |= m.backslash & inside != 0;
+        self.utf8(line, block, m.high & inside)?;
+        self.backslashes |= m.backslash & inside;
         let e = escaped & inside;
-        let mut unicode = 0;
-        if e != 0 {
-            let (escapable, u, slash) = classes(bytes);
-            if e & !escapable != 0 {
+        if EAGER || e != 0 {
+            let c = classes(e);
+            if e & !c.escapable != 0 {
                 return Err(ScanError::Invalid);
             }
-            unicode = e & u;
-            canonical &= e & (u | slash) == 0;
-        }
-        while unicode != 0 {
-            let j = block + unicode.trailing_zeros() as usize;
-            unicode &= unicode - 1;
-            if j >= pair_end && unicode_escape(line, j - 1)? {
-                pair_end = j + 12;
+            self.uncanonical |= e & (c.u | c.slash);
+            if e & c.u != 0 {
+                self.pair_end = unicode_escapes(line, block, e & c.u, self.pair_end)?;
             }
         }
-        if closing != 0 {
-            return Ok((block + closing.trailing_zeros() as usize + 1, escaped_any, canonical));
+        if closing == 0 {
+            return Ok(None);
         }
-        block += len;
+        let end = block + closing.trailing_zeros() as usize;
+        self.utf8(line, end, 0)?;
+        Ok(Some((end + 1, self.backslashes != 0, self.uncanonical == 0)))
     }
-    Err(ScanError::Invalid)
+
+    /// Notes the non-ASCII bytes `high` of the block at `at` (none: the string's content ends
+    /// at `at`); checks the run of blocks holding them that ends there.
+    #[inline(always)]
+    fn utf8(&mut self, line: &[u8], at: usize, high: u64) -> Result<(), ScanError> {
+        if high != 0 {
+            self.high_from = self.high_from.min(at);
+        } else if self.high_from != usize::MAX {
+            let run = &line[std::mem::replace(&mut self.high_from, usize::MAX)..at];
+            if simdutf8::basic::from_utf8(run).is_err() {
+                return Err(ScanError::Invalid);
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Decodes the inside of a string literal the scanner accepted (quotes excluded) into `out`.
@@ -669,7 +927,23 @@ mod tests {
         ] {
             assert!(!ok(s), "{s:?}");
         }
-        assert!(Scanner::default().scan(b"{\"a\":\"\xff\"}").is_err());
+        // Not UTF-8: in a key, in a value, in a long string, a character cut by the closing
+        // quote; and too deep but not UTF-8 first.
+        let long = "a".repeat(100);
+        for line in [
+            b"{\"\xff\":1}".to_vec(),
+            b"{\"a\":\"\xff\"}".to_vec(),
+            [b"{\"a\":\"", long.as_bytes(), b"\xe9", long.as_bytes(), b"\"}"].concat(),
+            [b"{\"a\":\"", long.as_bytes(), b"\xe2\x82\"}"].concat(),
+            // A second run of non-ASCII blocks, after one of ASCII only.
+            [b"{\"a\":\"", "é".as_bytes(), long.as_bytes(), b"\xff", long.as_bytes(), b"\"}"].concat(),
+            [b"{\"a\":\"", "é".as_bytes(), long.as_bytes(), "é".as_bytes(), b"\xe9\"}"].concat(),
+            b"{\"a\":1}\xff".to_vec(),
+        ] {
+            assert_eq!(Scanner::default().scan(&line), Err(ScanError::Invalid), "{line:?}");
+        }
+        let deep = [b"[\"\xff\"".as_slice(), &b"[".repeat(MAX_DEPTH)].concat();
+        assert_eq!(Scanner::default().scan(&deep), Err(ScanError::Invalid));
     }
 
     #[test]
@@ -706,65 +980,293 @@ mod tests {
         out
     }
 
+    /// The levels this CPU runs (the SIMD ones above it would fault).
+    fn levels() -> impl Iterator<Item = Level> {
+        Level::ALL.iter().copied().filter(|&l| l <= Level::best())
+    }
+
+    /// The block readers of `level`, which must be at most [`Level::best`].
+    fn read_block(level: Level, block: &[u8]) -> (Masks, Classes) {
+        assert!(level <= Level::best());
+        let all = u64::MAX >> (64 - block.len());
+        match level {
+            Level::Scalar => (masks_scalar(block), classes_scalar(block, all)),
+            #[cfg(target_arch = "x86_64")]
+            Level::Sse2 => (masks_sse2(load_sse2(block)), classes_scalar(block, all)),
+            // SAFETY: the CPU has AVX2 (asserted above).
+            #[cfg(target_arch = "x86_64")]
+            Level::Avx2 => unsafe {
+                let v = load_avx2(block);
+                (masks_avx2(v), classes_avx2(v))
+            },
+            // SAFETY: the CPU has AVX-512BW (asserted above).
+            #[cfg(target_arch = "x86_64")]
+            Level::Avx512 => unsafe {
+                let v = load_avx512(block);
+                (masks_avx512(v), classes_avx512(v))
+            },
+        }
+    }
+
+    /// A scanner reading strings at `level`, which must be at most [`Level::best`].
+    fn scanner_at(level: Level) -> Scanner {
+        assert!(level <= Level::best());
+        Scanner { level, ..Scanner::default() }
+    }
+
+    /// A small deterministic generator (xorshift64).
+    struct Rng(u64);
+
+    impl Rng {
+        fn below(&mut self, n: usize) -> usize {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            (self.0 % n as u64) as usize
+        }
+    }
+
+    /// Checks every bit of `block`'s masks and classes, as read at every level, against their
+    /// definitions.
+    fn check_block(block: &[u8]) {
+        for level in levels() {
+            let (m, c) = read_block(level, block);
+            for (k, &b) in block.iter().enumerate() {
+                let bit = |mask: u64| mask >> k & 1 == 1;
+                let at = format!("{level:?}: byte {b:#x} at {k} of {block:?}");
+                assert_eq!(bit(m.quote), b == b'"', "quote, {at}");
+                assert_eq!(bit(m.backslash), b == b'\\', "backslash, {at}");
+                assert_eq!(bit(m.control), b < 0x20, "control, {at}");
+                assert_eq!(bit(m.high), b >= 0x80, "non-ASCII, {at}");
+                assert_eq!(bit(c.escapable), b"\"/bfnrtu".contains(&b), "escapable, {at}");
+                assert_eq!(bit(c.u), b == b'u', "u, {at}");
+                assert_eq!(bit(c.slash), b == b'/', "slash, {at}");
+            }
+        }
+    }
+
     #[test]
-    fn masks_and_escapes_match_a_byte_at_a_time_reading() {
-        // A small deterministic generator: runs of backslashes of every length across block
-        // boundaries, quotes, control and non-ASCII bytes.
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let alphabet = [b'\\', b'\\', b'\\', b'"', b'a', b'n', 0x1f, 0xe9, b'u'];
-        for round in 0..2000 {
-            let len = 1 + round % 200;
-            let s: Vec<u8> = (0..len)
-                .map(|_| {
-                    seed ^= seed << 13;
-                    seed ^= seed >> 7;
-                    seed ^= seed << 17;
-                    alphabet[(seed % alphabet.len() as u64) as usize]
-                })
-                .collect();
+    fn every_block_reader_agrees_with_a_byte_at_a_time_reading() {
+        // Every byte value at each end of every 16- and 32-byte lane, in whole and short blocks.
+        for len in [64, 63, 33, 17, 1] {
+            for at in [0, 15, 16, 31, 32, 47, 48, 62, 63].into_iter().filter(|&at| at < len) {
+                for b in 0..=255u8 {
+                    let mut block = vec![b'a'; len];
+                    block[at] = b;
+                    check_block(&block);
+                }
+            }
+        }
+        let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+        let alphabet = [b'"', b'\\', 0x00, 0x1f, 0x20, b'a', b'u', b'/', b'n', 0x7f, 0x80, 0xf5, 0xff];
+        for round in 0..3000 {
+            let block: Vec<u8> = (0..1 + round % 64).map(|_| alphabet[rng.below(alphabet.len())]).collect();
+            check_block(&block);
+        }
+    }
+
+    #[test]
+    fn escaped_characters_match_a_byte_at_a_time_reading_across_a_block_end() {
+        // Every pattern of backslashes in the 8 bytes before and the 8 bytes after a block end.
+        for pattern in 0..=u16::MAX {
+            let mut s = vec![b'a'; 128];
+            for k in 0..16 {
+                if pattern >> k & 1 == 1 {
+                    s[56 + k] = b'\\';
+                }
+            }
             let want = escaped_reference(&s);
             let mut carry = 0;
             for (n, block) in s.chunks(64).enumerate() {
-                let m = masks(block);
-                let got = odd_backslash_ends(m.backslash, &mut carry);
-                for (k, &b) in block.iter().enumerate() {
-                    let at = n * 64 + k;
-                    assert_eq!(got >> k & 1 == 1, want[at], "escaped at {at} of {s:?}");
-                    assert_eq!(m.quote >> k & 1 == 1, b == b'"');
-                    assert_eq!(m.backslash >> k & 1 == 1, b == b'\\');
-                    assert_eq!(m.control >> k & 1 == 1, b < 0x20);
+                let got = odd_backslash_ends(masks_scalar(block).backslash, &mut carry);
+                for k in 0..64 {
+                    assert_eq!(got >> k & 1 == 1, want[n * 64 + k], "pattern {pattern:#018b}, byte {}", n * 64 + k);
                 }
             }
         }
     }
 
-    #[cfg(target_arch = "x86_64")]
     #[test]
-    fn avx2_masks_equal_the_sse2_ones() {
-        if !std::arch::is_x86_feature_detected!("avx2") {
+    fn escaped_characters_match_a_byte_at_a_time_reading() {
+        // Runs of backslashes of every length across block boundaries.
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        let alphabet = [b'\\', b'\\', b'\\', b'"', b'a', b'n', 0x1f, 0xe9, b'u'];
+        for round in 0..2000 {
+            let s: Vec<u8> = (0..1 + round % 200).map(|_| alphabet[rng.below(alphabet.len())]).collect();
+            let want = escaped_reference(&s);
+            for level in levels() {
+                let mut carry = 0;
+                for (n, block) in s.chunks(64).enumerate() {
+                    let got = odd_backslash_ends(read_block(level, block).0.backslash, &mut carry);
+                    for k in 0..block.len() {
+                        assert_eq!(
+                            got >> k & 1 == 1,
+                            want[n * 64 + k],
+                            "{level:?}: escaped at {} of {s:?}",
+                            n * 64 + k
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// [`string`] a byte at a time: the end of the string literal at `i`, whether it holds
+    /// escapes and whether they are all canonical.
+    fn string_reference(line: &[u8], i: usize) -> Result<(usize, bool, bool), ScanError> {
+        let (mut j, mut escaped, mut canonical) = (i + 1, false, true);
+        loop {
+            match *line.get(j).ok_or(ScanError::Invalid)? {
+                b'"' if std::str::from_utf8(&line[i + 1..j]).is_err() => return Err(ScanError::Invalid),
+                b'"' => return Ok((j + 1, escaped, canonical)),
+                0..0x20 => return Err(ScanError::Invalid),
+                b'\\' => {
+                    escaped = true;
+                    match line.get(j + 1).copied().ok_or(ScanError::Invalid)? {
+                        b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't' => j += 2,
+                        b'/' => (j, canonical) = (j + 2, false),
+                        b'u' => {
+                            canonical = false;
+                            j += match hex4(line, j + 2).ok_or(ScanError::Invalid)? {
+                                0xD800..0xDC00 if line.get(j + 6..j + 8) == Some(br"\u") => match hex4(line, j + 8) {
+                                    Some(0xDC00..0xE000) => 12,
+                                    _ => return Err(ScanError::Invalid),
+                                },
+                                0xD800..0xE000 => return Err(ScanError::Invalid),
+                                _ => 6,
+                            };
+                        }
+                        _ => return Err(ScanError::Invalid),
+                    }
+                }
+                _ => j += 1,
+            }
+        }
+    }
+
+    /// Scans the string literal at `at` of `line` at every level: each must read it as the
+    /// byte-at-a-time reference does (and a whole line that is one string, as serde_json does).
+    fn check_string(line: &[u8], at: usize) {
+        let want = string_reference(line, at);
+        for level in levels() {
+            assert_eq!(string(line, at, level), want, "{level:?}: {:?}", String::from_utf8_lossy(line));
+        }
+        if at != 0 {
             return;
         }
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        for _ in 0..500 {
-            let block: Vec<u8> = (0..64)
-                .map(|_| {
-                    seed ^= seed << 13;
-                    seed ^= seed >> 7;
-                    seed ^= seed << 17;
-                    [b'"', b'\\', 0x00, 0x1f, 0x20, b'a', 0x7f, 0x80, 0xff][(seed % 9) as usize]
-                })
-                .collect();
-            // SAFETY: AVX2 was detected above.
-            let (a, b) = (masks(&block), unsafe { masks_avx2(&block) });
-            assert_eq!((a.quote, a.backslash, a.control), (b.quote, b.backslash, b.control), "{block:?}");
+        let Ok(text) = std::str::from_utf8(line) else {
+            for level in levels() {
+                assert!(scanner_at(level).scan(line).is_err(), "{level:?}: {line:?} is not UTF-8");
+            }
+            return;
+        };
+        let serde = serde_json::from_str::<String>(text).is_ok();
+        assert_eq!(serde, want.is_ok_and(|(end, ..)| end == line.len()), "serde_json: {text:?}");
+        for level in levels() {
+            assert_eq!(scanner_at(level).scan(line).is_ok(), serde, "{level:?}: {text:?}");
         }
-        // Every byte value at every position of the two halves.
-        for b in 0..=255u8 {
-            for at in [0, 17, 31, 32, 63] {
-                let mut block = [b'a'; 64];
-                block[at] = b;
-                // SAFETY: AVX2 was detected above.
-                assert_eq!(unsafe { escape_classes_avx2(&block) }, escape_classes(&block), "byte {b:#x} at {at}");
+    }
+
+    #[test]
+    fn every_level_reads_strings_as_a_byte_at_a_time_reading() {
+        // Random strings of escape-heavy pieces, quotes, control and non-ASCII bytes.
+        let pieces: &[&[u8]] = &[
+            b"\\",
+            b"\\\\",
+            b"\\\\\\",
+            b"\"",
+            b"a",
+            b"abcdefghijklmnop",
+            b"u",
+            b"/",
+            b"n",
+            b"\\n",
+            b"\\\"",
+            b"\\/",
+            b"\\u",
+            b"\\u00e9",
+            b"\\ud83d",
+            b"\\ude00",
+            b"\\ud83d\\ude00",
+            b"\\uDBFF\\uDFFF",
+            b"\\x",
+            b"d83d",
+            b"\x01",
+            b"\x1f",
+            b"\x7f",
+            "é".as_bytes(),
+            "€".as_bytes(),
+            "😀".as_bytes(),
+            b"\xff",
+            b"\xe2\x82",
+        ];
+        let mut rng = Rng(0x0123_4567_89ab_cdef);
+        for _ in 0..20_000 {
+            let mut line = b"\"".to_vec();
+            for _ in 0..rng.below(60) {
+                line.extend_from_slice(pieces[rng.below(pieces.len())]);
+            }
+            if rng.below(4) > 0 {
+                line.push(b'"');
+            }
+            check_string(&line, 0);
+        }
+        // Each escape at every offset around the first two block ends (a block starts after the
+        // opening quote), in a line that ends with the string or goes on past it.
+        let escapes: &[&[u8]] = &[
+            b"\\\\",
+            b"\\\"",
+            b"\\\\\\\"",
+            b"\\\\\\\\\\",
+            b"\\n",
+            b"\\/",
+            b"\\u00e9",
+            b"\\ud83d\\ude00",
+            b"\\ud800",
+            b"\\udc00",
+            b"\\u12",
+            b"\\x",
+            b"\x01",
+            b"\x1f",
+            b"\x7f",
+            "é".as_bytes(),
+            "😀".as_bytes(),
+            b"\xf0\x9f\x98",
+            b"\xc3",
+            b"\x80",
+            b"",
+        ];
+        for prefix in (0..20).chain(44..84).chain(108..148) {
+            for esc in escapes {
+                for tail in [&b""[..], b"\"", b"b\"", b"\",1]"] {
+                    let mut line = b"\"".to_vec();
+                    line.resize(1 + prefix, b'a');
+                    line.extend_from_slice(esc);
+                    line.extend_from_slice(tail);
+                    check_string(&line, 0);
+                    // The same string after a key, so that it starts mid-line.
+                    let mut keyed = b"{\"k\":".to_vec();
+                    keyed.extend_from_slice(&line);
+                    check_string(&keyed, 5);
+                }
+            }
+        }
+        // Runs of 1 to 9 backslashes ending at every offset around the first block end, then a
+        // quote (escaped or closing) or a letter, then the closing quote at once or after a
+        // whole block with nothing to look at (`\uaaaa` is a valid escape).
+        for end in 55..75 {
+            for run in 1..10 {
+                for after in [b'"', b'n', b'u', b'x'] {
+                    for filler in [0, 70] {
+                        let mut line = b"\"".to_vec();
+                        line.resize(1 + end - run, b'a');
+                        line.resize(1 + end, b'\\');
+                        line.push(after);
+                        line.resize(line.len() + filler, b'a');
+                        line.push(b'"');
+                        check_string(&line, 0);
+                    }
+                }
             }
         }
     }
