@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Bounded memory: peak RSS of `agentnorm` for a 0.5 GB stream and for a GB-sized one (default 5),
 # both generated on the fly (fixture lines repeated with ever-changing ids) and piped in, never
-# stored. A flat peak (the two figures close) means memory does not grow with the input.
+# stored. A flat peak (the two figures close) means memory does not grow with the input. A third
+# figure pipes the output of 0.5 GB into a slow reader (64 KiB, then 0.5 ms asleep), so that
+# output blocks wait for it.
 #
 #   scripts/memory.sh [GB]        AGENTNORM=path/to/agentnorm to choose the binary
 set -euo pipefail
@@ -51,6 +53,21 @@ measure() {
         "$(echo "$end - $start" | bc -l)"
 }
 
+slow_reader() {
+    python3 -c '
+import sys, time
+while sys.stdin.buffer.read1(65536):
+    time.sleep(0.0005)
+'
+}
+
+measure_slow() {
+    local bytes=$1 label=$2 kb
+    kb=$( { generate "$bytes" | /usr/bin/time -f %M "$bin" --no-observed-at | slow_reader; } 2>&1 | tail -n 1)
+    printf '%-8s %8.1f MiB peak RSS   (%s bytes in, output read slowly)\n' "$label" "$(echo "$kb / 1024" | bc -l)" "$bytes"
+}
+
 echo "agentnorm: $("$bin" --version)"
 measure $((512 * 1024 * 1024)) "0.5 GB"
 measure "$(echo "$gb * 1024 * 1024 * 1024 / 1" | bc)" "$gb GB"
+measure_slow $((512 * 1024 * 1024)) "0.5 GB"
