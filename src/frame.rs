@@ -394,22 +394,6 @@ impl<'t> Val<'t> {
         parse_f64(s.as_bytes()).map(Num::F)
     }
 
-    fn as_u64(&self) -> Option<u64> {
-        match self.num()? {
-            Num::U(n) => Some(n),
-            Num::I(n) => u64::try_from(n).ok(),
-            Num::F(_) => None,
-        }
-    }
-
-    fn as_i64(&self) -> Option<i64> {
-        match self.num()? {
-            Num::U(n) => i64::try_from(n).ok(),
-            Num::I(n) => Some(n),
-            Num::F(_) => None,
-        }
-    }
-
     /// An unsigned integer (also from a non-negative float with no fraction).
     pub fn u64(&self) -> Option<u64> {
         match self.num()? {
@@ -526,7 +510,9 @@ impl<'t> Val<'t> {
 
     /// The value as compact JSON (duplicate keys collapsed, last wins).
     pub fn to_json(&self) -> Json {
-        let mut out = Vec::with_capacity(64);
+        // The compact form is about as long as the input's (whitespace and some escapes
+        // dropped): one allocation instead of a growth by doubling.
+        let mut out = Vec::with_capacity(self.span().len());
         self.write_json(&mut out, false);
         Json::from_trusted(String::from_utf8(out).unwrap_or_default())
     }
@@ -534,7 +520,7 @@ impl<'t> Val<'t> {
     /// The value as compact JSON with every `null` left out (object members and array elements):
     /// for fields other than `tool_started.input`, where the contract allows no null.
     pub fn to_json_without_nulls(&self) -> Json {
-        let mut out = Vec::with_capacity(64);
+        let mut out = Vec::with_capacity(self.span().len());
         self.write_json(&mut out, true);
         Json::from_trusted(String::from_utf8(out).unwrap_or_default())
     }
@@ -545,6 +531,7 @@ impl<'t> Val<'t> {
         let mut out = vec![b'{'];
         for k in keys {
             if let Some(v) = self.get(k) {
+                out.reserve(k.len() + 4 + v.span().len());
                 if out.len() > 1 {
                     out.push(b',');
                 }
@@ -592,20 +579,15 @@ impl<'t> Val<'t> {
             Kind::True => out.extend_from_slice(b"true"),
             Kind::False => out.extend_from_slice(b"false"),
             Kind::Null => out.extend_from_slice(b"null"),
+            // Written as serde_json writes them (itoa, and zmij for floats; `null` for a float
+            // that is not finite), straight into `out` rather than through `to_string`.
             Kind::Num => {
-                if let Some(n) = self.as_u64() {
-                    out.extend_from_slice(n.to_string().as_bytes());
-                } else if let Some(n) = self.as_i64() {
-                    out.extend_from_slice(n.to_string().as_bytes());
-                } else {
-                    match self.num().and_then(|n| match n {
-                        Num::F(f) => serde_json::Number::from_f64(f),
-                        _ => None,
-                    }) {
-                        Some(n) => out.extend_from_slice(n.to_string().as_bytes()),
-                        None => out.extend_from_slice(b"null"),
-                    }
-                }
+                let _ = match self.num() {
+                    Some(Num::U(n)) => serde_json::to_writer(&mut *out, &n),
+                    Some(Num::I(n)) => serde_json::to_writer(&mut *out, &n),
+                    Some(Num::F(f)) => serde_json::to_writer(&mut *out, &f),
+                    None => serde_json::to_writer(&mut *out, &()),
+                };
             }
         }
     }

@@ -349,40 +349,41 @@ struct TurnText {
 }
 
 impl TurnText {
-    /// The part of `text` not yet written, if any; records it as written.
+    /// Where the part of `text` not yet written starts (`&text[at..]`, not empty), if there is
+    /// one; records it as written.
     ///
     /// Repeats are only looked for once the turn has streamed fragments: without them every
     /// whole message is new text (a CLI that only writes whole messages may well say the same
     /// thing twice).
-    fn fresh(&mut self, text: &str, fragment: bool) -> Option<String> {
+    fn fresh(&mut self, text: &str, fragment: bool) -> Option<usize> {
         if fragment {
             self.streamed = true;
             self.segment.push_str(text);
             self.turn.push_str(text);
-            return (!text.is_empty()).then(|| text.to_owned());
+            return (!text.is_empty()).then_some(0);
         }
         if !self.streamed {
-            return (!text.is_empty()).then(|| text.to_owned());
+            return (!text.is_empty()).then_some(0);
         }
         let trimmed = text.trim_end();
-        let new = if !self.segment.is_empty() && text.starts_with(self.segment.as_str()) {
+        let at = if !self.segment.is_empty() && text.starts_with(self.segment.as_str()) {
             // A flush of the streamed segment, maybe with more: the rest is new.
-            &text[self.segment.len()..]
-        } else if !self.segment.is_empty() && self.segment.trim_end().starts_with(trimmed) {
-            // Covered by what was streamed (up to trailing white space).
-            ""
-        } else if self.turn.trim_end().ends_with(trimmed) {
-            // A repeat of the turn's text so far.
-            ""
+            self.segment.len()
+        } else if (!self.segment.is_empty() && self.segment.trim_end().starts_with(trimmed))
+            || self.turn.trim_end().ends_with(trimmed)
+        {
+            // Covered by what was streamed (up to trailing white space), or a repeat of the
+            // turn's text so far.
+            text.len()
         } else {
-            text
+            0
         };
         self.segment.clear();
-        if new.is_empty() {
+        if at == text.len() {
             return None;
         }
-        self.turn.push_str(new);
-        Some(new.to_owned())
+        self.turn.push_str(&text[at..]);
+        Some(at)
     }
 
     fn reset(&mut self) {
@@ -505,7 +506,7 @@ impl Fold {
             Decoded::NotFrame { reason, diagnostic } => {
                 let dialect = self.detector.current();
                 match diagnostic {
-                    Some(d) => self.emit_line(*d, dialect, line_no, line, None, None, sink),
+                    Some(d) => self.emit_line(*d, dialect, line_no, line, sink),
                     None => self.unknown_line(reason, None, dialect, line_no, line, sink),
                 }
             }
@@ -554,7 +555,7 @@ impl Fold {
             return self.unknown_line(reason, frame, Some(d), line_no, line, sink);
         }
         let mut new_session = false;
-        self.cur = Current { at: at.clone(), parent_tool_id: m.parent_tool_id.clone(), sidechain: m.sidechain };
+        self.cur = Current { at, parent_tool_id: m.parent_tool_id, sidechain: m.sidechain };
         let mut out = std::mem::take(&mut self.out_buf);
         for piece in m.pieces {
             let piece = if copied { self.copied_piece(piece) } else { Some(piece) };
@@ -565,10 +566,10 @@ impl Fold {
         self.emit_deferred(Some(d), sink);
         // A line whose pieces all resolved to nothing (repeats, held usage) is still named.
         if out.is_empty() {
-            out.push(Event::heartbeat(m.frame.clone()));
+            out.push(Event::heartbeat(m.frame));
         }
         for ev in out.drain(..) {
-            self.emit_line(ev, Some(d), line_no, line, m.parent_tool_id.clone(), at.clone(), sink);
+            self.emit_line(ev, Some(d), line_no, line, sink);
         }
         self.out_buf = out;
     }
@@ -690,9 +691,17 @@ impl Fold {
                 *new_session = true;
             }
             Piece::TurnText { text, fragment, message_id } => {
-                let new = self.turn_text.fresh(&text.as_str(), fragment);
-                if let Some(t) = new {
-                    let text = if t.len() == text.as_str().len() { text } else { Text::from(t) };
+                let decoded = text.as_str();
+                let rest = match self.turn_text.fresh(&decoded, fragment) {
+                    None => None,
+                    Some(0) => Some(None),
+                    Some(at) => Some(Some(Text::from(&decoded[at..]))),
+                };
+                drop(decoded);
+                if let Some(rest) = rest {
+                    // The whole text keeps its form (escaped as the input wrote it); only a tail
+                    // is a new string.
+                    let text = rest.unwrap_or(text);
                     self.event(
                         Event::OutputDelta { env: Envelope::default(), text, message_id },
                         line_no,
@@ -917,7 +926,7 @@ impl Fold {
             *self.unknown_frames.entry(key).or_insert(0) += 1;
         }
         let ev = unknown_event(reason, frame, line);
-        self.emit_line(ev, dialect, line_no, line, None, None, sink);
+        self.emit_line(ev, dialect, line_no, line, sink);
     }
 
     /// Writes the `unknown` for a line over the size limit, from its first bytes.
@@ -937,17 +946,9 @@ impl Fold {
         self.emit(ev, Some((line_no, dialect)), sink);
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn emit_line(
-        &mut self,
-        mut ev: Event,
-        dialect: Option<Dialect>,
-        line_no: u64,
-        line: &[u8],
-        parent_tool_id: Option<String>,
-        at: Option<String>,
-        sink: &mut dyn Sink,
-    ) {
+    /// Writes an event of the line being applied: its envelope gets the frame's facts
+    /// ([`Current`], lent to the event while the sink sees it, not cloned).
+    fn emit_line(&mut self, mut ev: Event, dialect: Option<Dialect>, line_no: u64, line: &[u8], sink: &mut dyn Sink) {
         let line_text = || Text::from(String::from_utf8_lossy(line).into_owned());
         // `unknown` and `diagnostic` carry the line in their own `raw`.
         let mut env_raw = self.opts.raw.then(line_text);
@@ -962,43 +963,67 @@ impl Fold {
             }
             _ => {}
         }
-        let env = ev.env_mut();
-        env.parent_tool_id = parent_tool_id;
-        env.at = at;
-        env.sidechain = self.cur.sidechain;
-        env.raw = env_raw;
-        self.emit(ev, Some((line_no, dialect)), sink);
-    }
-
-    fn emit(&mut self, mut ev: Event, line: Option<(u64, Option<Dialect>)>, sink: &mut dyn Sink) {
         if !self.opts.filter.allows(ev.type_name()) {
             return;
         }
-        let session_id = match &ev {
-            Event::RunStarted { .. } | Event::RunEnded { .. } => None,
-            _ => self.session_id.clone(),
-        };
+        let env = ev.env_mut();
+        env.parent_tool_id = self.cur.parent_tool_id.take();
+        env.at = self.cur.at.take();
+        env.sidechain = self.cur.sidechain;
+        env.raw = env_raw;
+        self.emit_ref(&mut ev, Some((line_no, dialect)), sink);
+        let env = ev.env_mut();
+        self.cur.parent_tool_id = env.parent_tool_id.take();
+        self.cur.at = env.at.take();
+    }
+
+    fn emit(&mut self, mut ev: Event, line: Option<(u64, Option<Dialect>)>, sink: &mut dyn Sink) {
+        if self.opts.filter.allows(ev.type_name()) {
+            self.emit_ref(&mut ev, line, sink);
+        }
+    }
+
+    /// Fills the envelope of an event the filter allows and hands it to the sink.
+    ///
+    /// The stream's `source`, `session_id` and `observed_at` are lent to the event for the time
+    /// the sink sees it and taken back afterwards (a sink that keeps events clones them), so a
+    /// written event costs no copy of them. Nothing between lending and taking back writes them
+    /// (`--redact` masks only text and `raw`).
+    fn emit_ref(&mut self, ev: &mut Event, line: Option<(u64, Option<Dialect>)>, sink: &mut dyn Sink) {
+        let stream_session = !matches!(ev, Event::RunStarted { .. } | Event::RunEnded { .. });
+        if self.opts.observed_at && self.observed_at.is_none() {
+            self.observed_at = Some(crate::time::now());
+        }
         let env = ev.env_mut();
         if let Some((n, d)) = line {
             env.line = Some(n);
             env.line_end = self.line_end;
             env.dialect = d;
         }
-        env.source = self.opts.source.clone();
+        env.source = self.opts.source.take();
         // A held event (a transcript message's usage) keeps the session it was made in.
-        if env.session_id.is_none() {
-            env.session_id = session_id;
+        let lend_session = stream_session && env.session_id.is_none();
+        if lend_session {
+            env.session_id = self.session_id.take();
         }
         if self.opts.observed_at {
-            env.observed_at = Some(self.observed_at.get_or_insert_with(crate::time::now).clone());
+            env.observed_at = self.observed_at.take();
         }
         if !matches!(ev, Event::RunEnded { .. }) {
             self.events += 1;
         }
         if self.opts.redact {
-            self.redaction.event(&mut ev);
+            self.redaction.event(ev);
         }
-        sink.event(&ev);
+        sink.event(ev);
+        let env = ev.env_mut();
+        self.opts.source = env.source.take();
+        if lend_session {
+            self.session_id = env.session_id.take();
+        }
+        if self.opts.observed_at {
+            self.observed_at = env.observed_at.take();
+        }
     }
 
     /// Writes `run_ended` and says how the stream went. `ended_with_newline` is false when the

@@ -35,7 +35,7 @@ pub fn map(f: Val<'_>, m: &mut Mapped) {
         m.frame = "msg".to_owned();
         return m.unknown(UnknownReason::MalformedFrame, None);
     };
-    m.frame = format!("msg/{ty}");
+    m.set_frame("msg", ty);
     match ty {
         "session_configured" => {
             let Some(id) = msg.string_at("session_id") else {

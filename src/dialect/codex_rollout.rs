@@ -108,7 +108,7 @@ fn event_msg(p: Val<'_>, m: &mut Mapped) {
     let Some(kind) = p.str_at("type") else {
         return m.unknown(UnknownReason::MalformedFrame, None);
     };
-    m.frame = format!("event_msg/{kind}");
+    m.set_frame("event_msg", kind);
     match kind {
         "user_message" => match p.text_at("message") {
             Some(text) if !text.is_empty() => m.push(Event::UserMessage { env: Envelope::default(), text }),
@@ -224,7 +224,7 @@ fn response_item(p: Val<'_>, m: &mut Mapped) {
     let Some(kind) = p.str_at("type") else {
         return m.unknown(UnknownReason::MalformedFrame, None);
     };
-    m.frame = format!("response_item/{kind}");
+    m.set_frame("response_item", kind);
     match kind {
         // Copies of the `event_msg` text and reasoning; snapshots and compaction bookkeeping.
         "message" | "reasoning" | "ghost_snapshot" | "compaction" | "compaction_summary" | "context_compaction" => {

@@ -184,6 +184,15 @@ impl Mapped {
         });
     }
 
+    /// Names the frame `kind/sub` (`system/init`), reusing the name's buffer (no `format!`).
+    pub fn set_frame(&mut self, kind: &str, sub: &str) {
+        self.frame.clear();
+        self.frame.reserve(kind.len() + 1 + sub.len());
+        self.frame.push_str(kind);
+        self.frame.push('/');
+        self.frame.push_str(sub);
+    }
+
     /// Adds a heartbeat named after the frame.
     pub fn heartbeat(&mut self) {
         let frame = self.frame.clone();
@@ -362,11 +371,11 @@ pub fn summary(kind: ToolKind, input: Option<Val<'_>>) -> Option<String> {
     let found = keys.iter().find_map(|k| {
         let v = input.get(k)?;
         if let Some(s) = v.str() {
-            return Some(s.to_owned());
+            return Some(std::borrow::Cow::Borrowed(s));
         }
         // `command` may be an argv array.
         let parts: Vec<&str> = v.array()?.filter_map(|p| p.str()).collect();
-        (!parts.is_empty()).then(|| parts.join(" "))
+        (!parts.is_empty()).then(|| std::borrow::Cow::Owned(parts.join(" ")))
     })?;
     one_line(&found)
 }
@@ -382,7 +391,8 @@ pub fn mcp_summary(server: Option<&str>, tool: &str) -> String {
 /// The first line of `s`, trimmed and cut to 200 characters; `None` when empty.
 pub fn one_line(s: &str) -> Option<String> {
     let first = s.lines().map(str::trim).find(|l| !l.is_empty())?;
-    Some(first.chars().take(200).collect())
+    let end = first.char_indices().nth(200).map_or(first.len(), |(i, _)| i);
+    Some(first[..end].to_owned())
 }
 
 /// A content value as text: a string as is; an array of blocks with text blocks (`text`, and
