@@ -161,7 +161,7 @@ pub fn decode(parser: &mut Parser, line: &[u8], forced: Option<Dialect>) -> Deco
             let mapped = fit
                 .iter()
                 .map(|d| {
-                    let mut m = Mapped::default();
+                    let mut m = Mapped::new();
                     map_with(d, frame, &mut m);
                     (d, m)
                 })
@@ -290,10 +290,12 @@ const MAX_UNKNOWN_FRAMES: usize = 1024;
 /// Ids remembered for dedupe and pairing, the oldest forgotten past a bound so that memory does
 /// not grow with the length of a stream (a message's repeats and a tool's result come soon after
 /// it; 4 096 messages or 65 536 tool calls later they are long done).
+///
+/// The map and the order share each id (`Arc<str>`): one copy of it, made when it is inserted.
 #[derive(Debug)]
 struct Recent<V> {
-    map: HashMap<String, V>,
-    order: std::collections::VecDeque<String>,
+    map: HashMap<std::sync::Arc<str>, V>,
+    order: std::collections::VecDeque<std::sync::Arc<str>>,
     cap: usize,
 }
 
@@ -311,8 +313,8 @@ impl<V> Recent<V> {
     }
 
     /// Inserts; returns false (and changes nothing) when `k` is already there.
-    fn insert_with(&mut self, k: String, v: V) -> bool {
-        if self.map.contains_key(&k) {
+    fn insert_with(&mut self, k: &str, v: V) -> bool {
+        if self.map.contains_key(k) {
             return false;
         }
         if self.order.len() >= self.cap
@@ -320,6 +322,7 @@ impl<V> Recent<V> {
         {
             self.map.remove(&old);
         }
+        let k: std::sync::Arc<str> = k.into();
         self.order.push_back(k.clone());
         self.map.insert(k, v);
         true
@@ -332,7 +335,7 @@ impl<V> Recent<V> {
 }
 
 impl Recent<()> {
-    fn insert(&mut self, k: String) -> bool {
+    fn insert(&mut self, k: &str) -> bool {
         self.insert_with(k, ())
     }
 }
@@ -557,12 +560,14 @@ impl Fold {
         let mut new_session = false;
         self.cur = Current { at, parent_tool_id: m.parent_tool_id, sidechain: m.sidechain };
         let mut out = std::mem::take(&mut self.out_buf);
-        for piece in m.pieces {
+        let mut pieces = m.pieces;
+        for piece in pieces.drain(..) {
             let piece = if copied { self.copied_piece(piece) } else { Some(piece) };
             if let Some(piece) = piece {
                 self.resolve(piece, line_no, &mut out, &mut new_session);
             }
         }
+        Mapped::recycle(pieces);
         self.emit_deferred(Some(d), sink);
         // A line whose pieces all resolved to nothing (repeats, held usage) is still named.
         if out.is_empty() {
@@ -639,7 +644,7 @@ impl Fold {
             }
             Piece::StreamStart { message_id, usage, model } => {
                 self.flush_stream_usage(line_no, out, new_session);
-                self.streamed.insert(message_id.clone());
+                self.streamed.insert(&message_id);
                 self.stream_msg = Some((message_id, usage, model));
             }
             Piece::StreamText(mut ev) => {
@@ -654,7 +659,7 @@ impl Fold {
             Piece::StreamUsage { usage: fin } => {
                 let (message_id, figures, model) = match &self.stream_msg {
                     Some((id, start, model)) => {
-                        if !self.usage_done.insert(id.clone()) {
+                        if !self.usage_done.insert(id) {
                             return;
                         }
                         // Input and cache figures from the message, the final output count here.
@@ -679,7 +684,7 @@ impl Fold {
             }
             Piece::MessageUsage { message_id, event } => {
                 if let Some(id) = message_id
-                    && (self.streamed.contains(&id) || !self.usage_done.insert(id))
+                    && (self.streamed.contains(&id) || !self.usage_done.insert(&id))
                 {
                     return;
                 }
@@ -793,7 +798,7 @@ impl Fold {
     /// events, with its own last line.
     fn flush_growing(&mut self) {
         let Some(g) = self.growing.take() else { return };
-        self.usage_done.insert(g.message_id);
+        self.usage_done.insert(&g.message_id);
         let mut ev = g.event;
         let env = ev.env_mut();
         env.at = g.at;
@@ -813,7 +818,7 @@ impl Fold {
     /// request: its usage is written with the input and cache figures, without `output`.
     fn flush_stream_usage(&mut self, line_no: u64, out: &mut Vec<Event>, new_session: &mut bool) {
         let Some((id, start, model)) = &self.stream_msg else { return };
-        if !self.usage_done.insert(id.clone()) {
+        if !self.usage_done.insert(id) {
             return;
         }
         let usage = usage::with_context(Usage { output: None, reasoning: None, ..*start });
@@ -833,7 +838,7 @@ impl Fold {
         }
         match &mut ev {
             Event::SessionStarted { .. } => {
-                let Some(id) = self.session_id.clone() else { return };
+                let Some(id) = self.session_id.as_deref() else { return };
                 // Claude repeats `system/init` every turn: one session_started per session.
                 if !self.sessions.insert(id) && !*new_session {
                     return;
@@ -846,12 +851,12 @@ impl Fold {
                     // CLIs without start frames): nothing new. The line's heartbeat covers it.
                     return;
                 }
-                self.tools.insert_with(tool_id.clone(), (name.clone(), *kind));
+                self.tools.insert_with(tool_id, (name.clone(), *kind));
             }
             Event::ToolCompleted { tool_id, name, kind, .. } => {
                 id_from_line(tool_id, line_no);
                 // A call completes once: a repeated completion line is nothing new.
-                if !self.completed.insert(tool_id.clone()) {
+                if !self.completed.insert(tool_id) {
                     return;
                 }
                 match self.tools.get(tool_id.as_str()) {
@@ -862,7 +867,7 @@ impl Fold {
                     None => {
                         let n = name.clone().unwrap_or_else(|| "unknown".to_owned());
                         let k = kind.unwrap_or(ToolKind::Other);
-                        self.tools.insert_with(tool_id.clone(), (n.clone(), k));
+                        self.tools.insert_with(tool_id, (n.clone(), k));
                         out.push(Event::ToolStarted {
                             env: Envelope::default(),
                             tool_id: tool_id.clone(),

@@ -158,7 +158,41 @@ pub enum HistoryMark {
     Other,
 }
 
+thread_local! {
+    /// Emptied piece lists the fold gave back ([`Mapped::recycle`]), for the next lines decoded
+    /// on this thread: a line's list (a few pieces of ~500 bytes) is otherwise a malloc and a
+    /// free of a couple of KiB per line, often one more to grow it.
+    static SPARE_PIECES: std::cell::RefCell<Vec<Vec<Piece>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Spare piece lists kept per thread (more would only serve a worker that decodes a whole chunk
+/// before folding it, whose lines then allocate as before).
+const SPARE_LISTS: usize = 4;
+/// A list that grew past this many pieces is not kept (memory stays bounded).
+const SPARE_CAPACITY: usize = 64;
+
 impl Mapped {
+    /// An empty mapping whose piece list, when this thread has one spare, is a recycled one.
+    pub fn new() -> Mapped {
+        let pieces = SPARE_PIECES.with(|s| s.try_borrow_mut().ok().and_then(|mut s| s.pop())).unwrap_or_default();
+        Mapped { pieces, ..Mapped::default() }
+    }
+
+    /// Gives an emptied piece list back for [`Mapped::new`] to reuse on this thread.
+    pub fn recycle(mut pieces: Vec<Piece>) {
+        pieces.clear();
+        if pieces.capacity() == 0 || pieces.capacity() > SPARE_CAPACITY {
+            return;
+        }
+        SPARE_PIECES.with(|s| {
+            if let Ok(mut s) = s.try_borrow_mut()
+                && s.len() < SPARE_LISTS
+            {
+                s.push(pieces);
+            }
+        });
+    }
+
     /// Adds an event.
     pub fn push(&mut self, e: Event) {
         self.pieces.push(Piece::Event(e));
@@ -184,13 +218,14 @@ impl Mapped {
         });
     }
 
-    /// Names the frame `kind/sub` (`system/init`), reusing the name's buffer (no `format!`).
+    /// Names the frame `kind/sub` (`system/init`) without `format!`.
     pub fn set_frame(&mut self, kind: &str, sub: &str) {
-        self.frame.clear();
-        self.frame.reserve(kind.len() + 1 + sub.len());
-        self.frame.push_str(kind);
-        self.frame.push('/');
-        self.frame.push_str(sub);
+        // A new string of the exact length: growing the old one would copy it first.
+        let mut frame = String::with_capacity(kind.len() + 1 + sub.len());
+        frame.push_str(kind);
+        frame.push('/');
+        frame.push_str(sub);
+        self.frame = frame;
     }
 
     /// Adds a heartbeat named after the frame.
