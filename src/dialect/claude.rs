@@ -217,8 +217,7 @@ fn tool_use(b: Val<'_>, m: &mut Mapped) {
 fn tool_result(b: Val<'_>, m: &mut Mapped) {
     let failed = b.bool_at("is_error").unwrap_or(false);
     let output = b.get("content").and_then(content_text);
-    let error = failed
-        .then(|| output.as_ref().and_then(|t| super::one_line(&t.as_str())).unwrap_or_else(|| "tool error".to_owned()));
+    let error = failed.then(|| output.as_ref().and_then(super::text_line).unwrap_or_else(|| "tool error".to_owned()));
     m.push(Event::ToolCompleted {
         env: Envelope::default(),
         tool_id: b.string_at("tool_use_id").unwrap_or_else(|| NO_ID.to_owned()),

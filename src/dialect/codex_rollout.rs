@@ -462,7 +462,7 @@ fn outcome(out: Option<Val<'_>>) -> Outcome {
         let text =
             out.get("content").or_else(|| out.get("output")).and_then(super::content_text).filter(|t| !t.is_empty());
         let ok = out.bool_at("success").unwrap_or(true);
-        let error = (!ok).then(|| text.as_ref().and_then(|t| one_line(&t.as_str())).unwrap_or_else(|| "failed".into()));
+        let error = (!ok).then(|| text.as_ref().and_then(super::text_line).unwrap_or_else(|| "failed".into()));
         return Outcome { ok, output: text, exit_code: None, error, duration_ms: None };
     }
     Outcome::text(super::content_text(out).filter(|t| !t.is_empty()))

@@ -425,7 +425,7 @@ fn outcome(name: &str, result: Option<Val<'_>>) -> Outcome {
         let ok = !tool_error && exit_code.is_none_or(|c| c == 0);
         let error = (!ok).then(|| match exit_code {
             Some(c) if c != 0 => format!("exit code {c}"),
-            _ => output.as_ref().and_then(|t| one_line(&t.as_str())).unwrap_or_else(|| "tool error".to_owned()),
+            _ => output.as_ref().and_then(super::text_line).unwrap_or_else(|| "tool error".to_owned()),
         });
         return Outcome { ok, output, exit_code, error };
     }
@@ -437,7 +437,7 @@ fn outcome(name: &str, result: Option<Val<'_>>) -> Outcome {
         "shell" | "bash" | "terminal" => shell_output(body).or_else(|| message.clone()),
         _ => message.clone(),
     };
-    let error = match (key, exit_code, message.as_ref().and_then(|t| one_line(&t.as_str()))) {
+    let error = match (key, exit_code, message.as_ref().and_then(super::text_line)) {
         ("rejected", _, Some(why)) => format!("rejected: {why}"),
         ("rejected", _, None) => "rejected".to_owned(),
         (_, Some(c), _) if c != 0 => format!("exit code {c}"),
