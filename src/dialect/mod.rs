@@ -165,11 +165,12 @@ thread_local! {
     static SPARE_PIECES: std::cell::RefCell<Vec<Vec<Piece>>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-/// Spare piece lists kept per thread (more would only serve a worker that decodes a whole chunk
-/// before folding it, whose lines then allocate as before).
-const SPARE_LISTS: usize = 4;
+/// Spare piece lists kept per thread: one serves a thread that folds each line as it decodes it;
+/// an all-cores worker decodes a whole chunk (a few hundred lines) before folding it, and gets
+/// this many back for its next chunk (at most 128 × 16 pieces' room, 1 MiB, per thread).
+const SPARE_LISTS: usize = 128;
 /// A list that grew past this many pieces is not kept (memory stays bounded).
-const SPARE_CAPACITY: usize = 64;
+const SPARE_CAPACITY: usize = 16;
 
 impl Mapped {
     /// An empty mapping whose piece list, when this thread has one spare, is a recycled one.
