@@ -509,7 +509,7 @@ impl Fold {
             Decoded::NotFrame { reason, diagnostic } => {
                 let dialect = self.detector.current();
                 match diagnostic {
-                    Some(d) => self.emit_line(*d, dialect, line_no, line, sink),
+                    Some(mut d) => self.emit_line(&mut d, dialect, line_no, line, sink),
                     None => self.unknown_line(reason, None, dialect, line_no, line, sink),
                 }
             }
@@ -573,9 +573,11 @@ impl Fold {
         if out.is_empty() {
             out.push(Event::heartbeat(m.frame));
         }
-        for ev in out.drain(..) {
+        // Written in place: an event is a few hundred bytes, each move a copy.
+        for ev in &mut out {
             self.emit_line(ev, Some(d), line_no, line, sink);
         }
+        out.clear();
         self.out_buf = out;
     }
 
@@ -930,8 +932,8 @@ impl Fold {
             }
             *self.unknown_frames.entry(key).or_insert(0) += 1;
         }
-        let ev = unknown_event(reason, frame, line);
-        self.emit_line(ev, dialect, line_no, line, sink);
+        let mut ev = unknown_event(reason, frame, line);
+        self.emit_line(&mut ev, dialect, line_no, line, sink);
     }
 
     /// Writes the `unknown` for a line over the size limit, from its first bytes.
@@ -953,11 +955,11 @@ impl Fold {
 
     /// Writes an event of the line being applied: its envelope gets the frame's facts
     /// ([`Current`], lent to the event while the sink sees it, not cloned).
-    fn emit_line(&mut self, mut ev: Event, dialect: Option<Dialect>, line_no: u64, line: &[u8], sink: &mut dyn Sink) {
+    fn emit_line(&mut self, ev: &mut Event, dialect: Option<Dialect>, line_no: u64, line: &[u8], sink: &mut dyn Sink) {
         let line_text = || Text::from(String::from_utf8_lossy(line).into_owned());
         // `unknown` and `diagnostic` carry the line in their own `raw`.
         let mut env_raw = self.opts.raw.then(line_text);
-        match &mut ev {
+        match ev {
             Event::Diagnostic { raw, .. } => {
                 *raw = line_text();
                 env_raw = None;
@@ -976,7 +978,7 @@ impl Fold {
         env.at = self.cur.at.take();
         env.sidechain = self.cur.sidechain;
         env.raw = env_raw;
-        self.emit_ref(&mut ev, Some((line_no, dialect)), sink);
+        self.emit_ref(ev, Some((line_no, dialect)), sink);
         let env = ev.env_mut();
         self.cur.parent_tool_id = env.parent_tool_id.take();
         self.cur.at = env.at.take();
