@@ -9,7 +9,7 @@
 //! the instructions of a run, most of it serde_json's work per field (each key escaped as if it
 //! could need it, each value through a serializer object). It writes each event's fields in
 //! their declaration order (the list comes from the `events!` macro in `event.rs`, so a new field
-//! is written without a change here) with [`Field`], and tests pin it byte for byte to the serde
+//! is written without a change here) with `Field`, and tests pin it byte for byte to the serde
 //! path over every fixture and over every variant with arbitrary strings and numbers.
 
 use std::cell::Cell;
@@ -72,8 +72,8 @@ pub(crate) fn decode_quoted(quoted: &str) -> String {
 
 /// Appends one event as a JSON line (object + `\n`) to `out`.
 ///
-/// The object is written by [`Event::write_json`] (fields named by the event's own declaration,
-/// values through [`Field`]); [`write_event_serde`], the same through serde, is what it is
+/// The object is written by `Event::write_json` (fields named by the event's own declaration,
+/// values through `Field`); `write_event_serde`, the same through serde, is what it is
 /// tested against.
 pub fn write_event(out: &mut Vec<u8>, event: &Event) {
     event.write_json(out);
