@@ -132,6 +132,11 @@ pub enum Decoded {
     },
 }
 
+thread_local! {
+    /// The lists of a line's mappings (one per fitting dialect), given back by the fold.
+    static SPARE_MAPPED: dialect::SpareLists<(Dialect, Mapped)> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// Maps one frame with the adapter of dialect `d`.
 fn map_with(d: Dialect, frame: crate::frame::Val<'_>, m: &mut Mapped) {
     match d {
@@ -158,14 +163,12 @@ pub fn decode(parser: &mut Parser, line: &[u8], forced: Option<Dialect>) -> Deco
                 Some(d) => Fit::only(d),
                 None => fit(frame),
             };
-            let mapped = fit
-                .iter()
-                .map(|d| {
-                    let mut m = Mapped::new();
-                    map_with(d, frame, &mut m);
-                    (d, m)
-                })
-                .collect();
+            let mut mapped = dialect::take_spare(&SPARE_MAPPED);
+            mapped.extend(fit.iter().map(|d| {
+                let mut m = Mapped::new();
+                map_with(d, frame, &mut m);
+                (d, m)
+            }));
             Decoded::Frame { fit, frame_type: frame.string_at("type"), mapped }
         }
         Err(NotFrame::NotObject) => Decoded::NotFrame { reason: UnknownReason::NotObject, diagnostic: None },
@@ -529,7 +532,10 @@ impl Fold {
                 let Some(d) = self.detector.decide(fit) else {
                     return self.unknown_line(UnknownReason::UnrecognizedFrame, frame_type, None, line_no, line, sink);
                 };
-                let Some(m) = mapped.into_iter().find(|(md, _)| *md == d).map(|(_, m)| m) else {
+                let mut mapped = mapped;
+                let m = mapped.iter().position(|(md, _)| *md == d).map(|i| mapped.swap_remove(i).1);
+                dialect::give_spare(&SPARE_MAPPED, mapped);
+                let Some(m) = m else {
                     // A dialect detected but not built yet.
                     return self.unknown_line(
                         UnknownReason::UnrecognizedFrame,

@@ -158,40 +158,54 @@ pub enum HistoryMark {
     Other,
 }
 
-thread_local! {
-    /// Emptied piece lists the fold gave back ([`Mapped::recycle`]), for the next lines decoded
-    /// on this thread: a line's list (a few pieces of ~500 bytes) is otherwise a malloc and a
-    /// free of a couple of KiB per line, often one more to grow it.
-    static SPARE_PIECES: std::cell::RefCell<Vec<Vec<Piece>>> = const { std::cell::RefCell::new(Vec::new()) };
+/// Per-thread spare lists of one element type: emptied lists given back after use, taken
+/// again for the next lines decoded on the thread, instead of a malloc and a free per line.
+pub(crate) type SpareLists<T> = std::cell::RefCell<Vec<Vec<T>>>;
+
+/// Spare lists kept per thread: one serves a thread that folds each line as it decodes it; an
+/// all-cores worker decodes a whole chunk (a few hundred lines) before folding it, and gets this
+/// many back for its next chunk.
+const SPARE_LISTS: usize = 128;
+/// A list that grew past this many elements is not kept (at most 128 × 16 pieces' room, 1 MiB,
+/// per thread).
+const SPARE_CAPACITY: usize = 16;
+
+/// A list from this thread's spares (empty, with room), or a new one.
+pub(crate) fn take_spare<T: 'static>(spares: &'static std::thread::LocalKey<SpareLists<T>>) -> Vec<T> {
+    spares.with(|s| s.try_borrow_mut().ok().and_then(|mut s| s.pop())).unwrap_or_default()
 }
 
-/// Spare piece lists kept per thread: one serves a thread that folds each line as it decodes it;
-/// an all-cores worker decodes a whole chunk (a few hundred lines) before folding it, and gets
-/// this many back for its next chunk (at most 128 × 16 pieces' room, 1 MiB, per thread).
-const SPARE_LISTS: usize = 128;
-/// A list that grew past this many pieces is not kept (memory stays bounded).
-const SPARE_CAPACITY: usize = 16;
+/// Empties `list` and keeps it among this thread's spares (unless they are full or it is large).
+pub(crate) fn give_spare<T: 'static>(spares: &'static std::thread::LocalKey<SpareLists<T>>, mut list: Vec<T>) {
+    list.clear();
+    if list.capacity() == 0 || list.capacity() > SPARE_CAPACITY {
+        return;
+    }
+    spares.with(|s| {
+        if let Ok(mut s) = s.try_borrow_mut()
+            && s.len() < SPARE_LISTS
+        {
+            s.push(list);
+        }
+    });
+}
+
+thread_local! {
+    /// Piece lists the fold gave back ([`Mapped::recycle`]): a line's list (a few pieces of ~500
+    /// bytes) is otherwise a malloc and a free of a couple of KiB per line, often one more to
+    /// grow it.
+    static SPARE_PIECES: SpareLists<Piece> = const { std::cell::RefCell::new(Vec::new()) };
+}
 
 impl Mapped {
     /// An empty mapping whose piece list, when this thread has one spare, is a recycled one.
     pub fn new() -> Mapped {
-        let pieces = SPARE_PIECES.with(|s| s.try_borrow_mut().ok().and_then(|mut s| s.pop())).unwrap_or_default();
-        Mapped { pieces, ..Mapped::default() }
+        Mapped { pieces: take_spare(&SPARE_PIECES), ..Mapped::default() }
     }
 
     /// Gives an emptied piece list back for [`Mapped::new`] to reuse on this thread.
-    pub fn recycle(mut pieces: Vec<Piece>) {
-        pieces.clear();
-        if pieces.capacity() == 0 || pieces.capacity() > SPARE_CAPACITY {
-            return;
-        }
-        SPARE_PIECES.with(|s| {
-            if let Ok(mut s) = s.try_borrow_mut()
-                && s.len() < SPARE_LISTS
-            {
-                s.push(pieces);
-            }
-        });
+    pub fn recycle(pieces: Vec<Piece>) {
+        give_spare(&SPARE_PIECES, pieces);
     }
 
     /// Adds an event.
