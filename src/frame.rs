@@ -27,6 +27,8 @@ pub struct Parser {
     arena: Bump,
     /// The repaired or re-encoded copy of a line the slow path read.
     fixed: Vec<u8>,
+    /// The root object's members as (key signature, key node), in input order: see [`key_sig`].
+    root_keys: Vec<(u32, u32)>,
 }
 
 /// Why a line is not a frame.
@@ -46,6 +48,19 @@ struct Doc<'t> {
     /// Whether `line` is the input's own bytes (not repaired): long strings then pass through as
     /// their escaped form.
     own: bool,
+    /// The root object's members, by key signature ([`Parser::root_keys`]).
+    root_keys: &'t [(u32, u32)],
+}
+
+/// A key's length, first and last bytes, packed in a word: the root object's members are told
+/// apart by it before any key is compared byte for byte.
+///
+/// The root is where the adapters and the detector look up most keys (a dozen a line, most of
+/// them absent, and a duplicate key's last value wins, so each lookup used to walk every member
+/// through the nodes); comparing words from the last member back stops at the first match.
+fn key_sig(key: &[u8]) -> u32 {
+    let (first, last) = (key.first().copied().unwrap_or(0), key.last().copied().unwrap_or(0));
+    (key.len().min(0xffff) as u32) << 16 | u32::from(first) << 8 | u32::from(last)
 }
 
 impl Parser {
@@ -70,9 +85,23 @@ impl Parser {
                 Err(reason) => return f(Err(NotFrame::Bad(reason))),
             },
         };
-        let doc = Doc { text, nodes: &self.scanner.nodes, arena: &self.arena, own };
-        let root = Val { doc: &doc, i: 0 };
-        if root.is_object() { f(Ok(root)) } else { f(Err(NotFrame::NotObject)) }
+        let nodes = &self.scanner.nodes;
+        self.root_keys.clear();
+        let mut doc = Doc { text, nodes, arena: &self.arena, own, root_keys: &[] };
+        if !(Val { doc: &doc, i: 0 }).is_object() {
+            return f(Err(NotFrame::NotObject));
+        }
+        for (k, _) in (Val { doc: &doc, i: 0 }).members() {
+            let key = Val { doc: &doc, i: k };
+            let sig = if key.node().escaped {
+                key_sig(key.str().unwrap_or_default().as_bytes())
+            } else {
+                key_sig(key.inner().as_bytes())
+            };
+            self.root_keys.push((sig, k));
+        }
+        doc.root_keys = &self.root_keys;
+        f(Ok(Val { doc: &doc, i: 0 }))
     }
 }
 
@@ -284,6 +313,17 @@ impl<'t> Val<'t> {
             return None;
         }
         let (nodes, bytes, want) = (self.doc.nodes, self.doc.text.as_bytes(), key.as_bytes());
+        if self.i == 0 {
+            // The root: from its last member back, the first whose signature and key match.
+            let sig = key_sig(want);
+            return self
+                .doc
+                .root_keys
+                .iter()
+                .rev()
+                .find(|&&(s, k)| s == sig && self.at(k).key_is(key))
+                .map(|&(_, k)| self.at(k + 1));
+        }
         let mut found = None;
         let mut k = self.i + 1;
         while k < n.next {
@@ -294,7 +334,9 @@ impl<'t> Val<'t> {
                 self.at(k).str() == Some(key)
             } else {
                 // Length and first byte first: most keys differ there, without a memcmp call.
-                end - start == want.len() && bytes.get(start) == want.first() && bytes.get(start..end) == Some(want)
+                end - start == want.len()
+                    && want.first().is_none_or(|f| bytes.get(start) == Some(f))
+                    && bytes.get(start..end) == Some(want)
             };
             if hit {
                 found = Some(v);
@@ -302,6 +344,11 @@ impl<'t> Val<'t> {
             k = nodes[v as usize].next;
         }
         found.map(|v| self.at(v))
+    }
+
+    /// Whether this key node reads `key`.
+    fn key_is(&self, key: &str) -> bool {
+        if self.node().escaped { self.str() == Some(key) } else { self.inner() == key }
     }
 
     /// Follows a path of object keys.
@@ -392,22 +439,6 @@ impl<'t> Val<'t> {
             }
         }
         parse_f64(s.as_bytes()).map(Num::F)
-    }
-
-    fn as_u64(&self) -> Option<u64> {
-        match self.num()? {
-            Num::U(n) => Some(n),
-            Num::I(n) => u64::try_from(n).ok(),
-            Num::F(_) => None,
-        }
-    }
-
-    fn as_i64(&self) -> Option<i64> {
-        match self.num()? {
-            Num::U(n) => i64::try_from(n).ok(),
-            Num::I(n) => Some(n),
-            Num::F(_) => None,
-        }
     }
 
     /// An unsigned integer (also from a non-negative float with no fraction).
@@ -526,7 +557,9 @@ impl<'t> Val<'t> {
 
     /// The value as compact JSON (duplicate keys collapsed, last wins).
     pub fn to_json(&self) -> Json {
-        let mut out = Vec::with_capacity(64);
+        // The compact form is about as long as the input's (whitespace and some escapes
+        // dropped): one allocation instead of a growth by doubling.
+        let mut out = Vec::with_capacity(self.span().len());
         self.write_json(&mut out, false);
         Json::from_trusted(String::from_utf8(out).unwrap_or_default())
     }
@@ -534,7 +567,7 @@ impl<'t> Val<'t> {
     /// The value as compact JSON with every `null` left out (object members and array elements):
     /// for fields other than `tool_started.input`, where the contract allows no null.
     pub fn to_json_without_nulls(&self) -> Json {
-        let mut out = Vec::with_capacity(64);
+        let mut out = Vec::with_capacity(self.span().len());
         self.write_json(&mut out, true);
         Json::from_trusted(String::from_utf8(out).unwrap_or_default())
     }
@@ -545,6 +578,7 @@ impl<'t> Val<'t> {
         let mut out = vec![b'{'];
         for k in keys {
             if let Some(v) = self.get(k) {
+                out.reserve(k.len() + 4 + v.span().len());
                 if out.len() > 1 {
                     out.push(b',');
                 }
@@ -592,20 +626,15 @@ impl<'t> Val<'t> {
             Kind::True => out.extend_from_slice(b"true"),
             Kind::False => out.extend_from_slice(b"false"),
             Kind::Null => out.extend_from_slice(b"null"),
+            // Written as serde_json writes them (itoa, and zmij for floats; `null` for a float
+            // that is not finite), straight into `out` rather than through `to_string`.
             Kind::Num => {
-                if let Some(n) = self.as_u64() {
-                    out.extend_from_slice(n.to_string().as_bytes());
-                } else if let Some(n) = self.as_i64() {
-                    out.extend_from_slice(n.to_string().as_bytes());
-                } else {
-                    match self.num().and_then(|n| match n {
-                        Num::F(f) => serde_json::Number::from_f64(f),
-                        _ => None,
-                    }) {
-                        Some(n) => out.extend_from_slice(n.to_string().as_bytes()),
-                        None => out.extend_from_slice(b"null"),
-                    }
-                }
+                let _ = match self.num() {
+                    Some(Num::U(n)) => serde_json::to_writer(&mut *out, &n),
+                    Some(Num::I(n)) => serde_json::to_writer(&mut *out, &n),
+                    Some(Num::F(f)) => serde_json::to_writer(&mut *out, &f),
+                    None => serde_json::to_writer(&mut *out, &()),
+                };
             }
         }
     }
@@ -708,6 +737,42 @@ mod tests {
     #[test]
     fn duplicate_key_last_wins() {
         with(r#"{"a":1,"a":2}"#, |v| assert_eq!(v.u64_at("a"), Some(2)));
+        // Escaped and plain spellings of one key, at the root and below it.
+        let line = r#"{"ab":1,"a\u0062":2,"b":{"ab":3,"\u0061b":4,"abc":5},"\u0061bc":6,"ab\n":7}"#;
+        with(line, |v| {
+            assert_eq!(v.u64_at("ab"), Some(2));
+            assert_eq!(v.u64_at("abc"), Some(6));
+            assert_eq!(v.u64_at("ab\n"), Some(7));
+            assert_eq!(v.path(&["b", "ab"]).and_then(|x| x.u64()), Some(4));
+            assert_eq!(v.path(&["b", "abc"]).and_then(|x| x.u64()), Some(5));
+            assert!(v.get("ac").is_none() && v.get("").is_none() && v.get("a").is_none());
+        });
+    }
+
+    proptest! {
+        /// Every key of an object, at the root (looked up through its signatures) and one level
+        /// down (walked through the nodes), reads the value serde_json keeps: the last one.
+        #[test]
+        fn lookups_find_the_last_value_of_each_key(
+            members in proptest::collection::vec(("(a|b|ab|ba|aab|\\\\u0061|a\\\\u0062|\\\\n|)", 0u64..100), 0..12),
+        ) {
+            let mut parts: Vec<String> = members.iter().map(|(k, n)| format!("\"{k}\":{n}")).collect();
+            let body = parts.join(",");
+            parts.insert(parts.len() / 2, format!("\"inner\":{{{body}}}"));
+            let line = format!("{{{}}}", parts.join(","));
+            let want: serde_json::Value = serde_json::from_str(&line).unwrap();
+            let mut p = Parser::default();
+            p.with_frame(line.as_bytes(), |r| -> Result<(), TestCaseError> {
+                let v = r.unwrap();
+                for key in ["a", "b", "ab", "ba", "aab", "\n", "", "abc", "inner"] {
+                    let root = v.get(key).map(|x| x.to_json().value());
+                    prop_assert_eq!(root, want.get(key).cloned(), "{} in {}", key, line);
+                    let inner = v.path(&["inner", key]).map(|x| x.to_json().value());
+                    prop_assert_eq!(inner, want["inner"].get(key).cloned(), "{} in {}", key, line);
+                }
+                Ok(())
+            })?;
+        }
     }
 
     #[test]

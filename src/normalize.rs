@@ -132,6 +132,11 @@ pub enum Decoded {
     },
 }
 
+thread_local! {
+    /// The lists of a line's mappings (one per fitting dialect), given back by the fold.
+    static SPARE_MAPPED: dialect::SpareLists<(Dialect, Mapped)> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// Maps one frame with the adapter of dialect `d`.
 fn map_with(d: Dialect, frame: crate::frame::Val<'_>, m: &mut Mapped) {
     match d {
@@ -158,14 +163,12 @@ pub fn decode(parser: &mut Parser, line: &[u8], forced: Option<Dialect>) -> Deco
                 Some(d) => Fit::only(d),
                 None => fit(frame),
             };
-            let mapped = fit
-                .iter()
-                .map(|d| {
-                    let mut m = Mapped::default();
-                    map_with(d, frame, &mut m);
-                    (d, m)
-                })
-                .collect();
+            let mut mapped = dialect::take_spare(&SPARE_MAPPED);
+            mapped.extend(fit.iter().map(|d| {
+                let mut m = Mapped::new();
+                map_with(d, frame, &mut m);
+                (d, m)
+            }));
             Decoded::Frame { fit, frame_type: frame.string_at("type"), mapped }
         }
         Err(NotFrame::NotObject) => Decoded::NotFrame { reason: UnknownReason::NotObject, diagnostic: None },
@@ -290,10 +293,12 @@ const MAX_UNKNOWN_FRAMES: usize = 1024;
 /// Ids remembered for dedupe and pairing, the oldest forgotten past a bound so that memory does
 /// not grow with the length of a stream (a message's repeats and a tool's result come soon after
 /// it; 4 096 messages or 65 536 tool calls later they are long done).
+///
+/// The map and the order share each id (`Arc<str>`): one copy of it, made when it is inserted.
 #[derive(Debug)]
 struct Recent<V> {
-    map: HashMap<String, V>,
-    order: std::collections::VecDeque<String>,
+    map: HashMap<std::sync::Arc<str>, V>,
+    order: std::collections::VecDeque<std::sync::Arc<str>>,
     cap: usize,
 }
 
@@ -311,8 +316,8 @@ impl<V> Recent<V> {
     }
 
     /// Inserts; returns false (and changes nothing) when `k` is already there.
-    fn insert_with(&mut self, k: String, v: V) -> bool {
-        if self.map.contains_key(&k) {
+    fn insert_with(&mut self, k: &str, v: V) -> bool {
+        if self.map.contains_key(k) {
             return false;
         }
         if self.order.len() >= self.cap
@@ -320,6 +325,7 @@ impl<V> Recent<V> {
         {
             self.map.remove(&old);
         }
+        let k: std::sync::Arc<str> = k.into();
         self.order.push_back(k.clone());
         self.map.insert(k, v);
         true
@@ -332,7 +338,7 @@ impl<V> Recent<V> {
 }
 
 impl Recent<()> {
-    fn insert(&mut self, k: String) -> bool {
+    fn insert(&mut self, k: &str) -> bool {
         self.insert_with(k, ())
     }
 }
@@ -349,40 +355,41 @@ struct TurnText {
 }
 
 impl TurnText {
-    /// The part of `text` not yet written, if any; records it as written.
+    /// Where the part of `text` not yet written starts (`&text[at..]`, not empty), if there is
+    /// one; records it as written.
     ///
     /// Repeats are only looked for once the turn has streamed fragments: without them every
     /// whole message is new text (a CLI that only writes whole messages may well say the same
     /// thing twice).
-    fn fresh(&mut self, text: &str, fragment: bool) -> Option<String> {
+    fn fresh(&mut self, text: &str, fragment: bool) -> Option<usize> {
         if fragment {
             self.streamed = true;
             self.segment.push_str(text);
             self.turn.push_str(text);
-            return (!text.is_empty()).then(|| text.to_owned());
+            return (!text.is_empty()).then_some(0);
         }
         if !self.streamed {
-            return (!text.is_empty()).then(|| text.to_owned());
+            return (!text.is_empty()).then_some(0);
         }
         let trimmed = text.trim_end();
-        let new = if !self.segment.is_empty() && text.starts_with(self.segment.as_str()) {
+        let at = if !self.segment.is_empty() && text.starts_with(self.segment.as_str()) {
             // A flush of the streamed segment, maybe with more: the rest is new.
-            &text[self.segment.len()..]
-        } else if !self.segment.is_empty() && self.segment.trim_end().starts_with(trimmed) {
-            // Covered by what was streamed (up to trailing white space).
-            ""
-        } else if self.turn.trim_end().ends_with(trimmed) {
-            // A repeat of the turn's text so far.
-            ""
+            self.segment.len()
+        } else if (!self.segment.is_empty() && self.segment.trim_end().starts_with(trimmed))
+            || self.turn.trim_end().ends_with(trimmed)
+        {
+            // Covered by what was streamed (up to trailing white space), or a repeat of the
+            // turn's text so far.
+            text.len()
         } else {
-            text
+            0
         };
         self.segment.clear();
-        if new.is_empty() {
+        if at == text.len() {
             return None;
         }
-        self.turn.push_str(new);
-        Some(new.to_owned())
+        self.turn.push_str(&text[at..]);
+        Some(at)
     }
 
     fn reset(&mut self) {
@@ -505,7 +512,7 @@ impl Fold {
             Decoded::NotFrame { reason, diagnostic } => {
                 let dialect = self.detector.current();
                 match diagnostic {
-                    Some(d) => self.emit_line(*d, dialect, line_no, line, None, None, sink),
+                    Some(mut d) => self.emit_line(&mut d, dialect, line_no, line, sink),
                     None => self.unknown_line(reason, None, dialect, line_no, line, sink),
                 }
             }
@@ -525,7 +532,10 @@ impl Fold {
                 let Some(d) = self.detector.decide(fit) else {
                     return self.unknown_line(UnknownReason::UnrecognizedFrame, frame_type, None, line_no, line, sink);
                 };
-                let Some(m) = mapped.into_iter().find(|(md, _)| *md == d).map(|(_, m)| m) else {
+                let mut mapped = mapped;
+                let m = mapped.iter().position(|(md, _)| *md == d).map(|i| mapped.swap_remove(i).1);
+                dialect::give_spare(&SPARE_MAPPED, mapped);
+                let Some(m) = m else {
                     // A dialect detected but not built yet.
                     return self.unknown_line(
                         UnknownReason::UnrecognizedFrame,
@@ -554,22 +564,26 @@ impl Fold {
             return self.unknown_line(reason, frame, Some(d), line_no, line, sink);
         }
         let mut new_session = false;
-        self.cur = Current { at: at.clone(), parent_tool_id: m.parent_tool_id.clone(), sidechain: m.sidechain };
+        self.cur = Current { at, parent_tool_id: m.parent_tool_id, sidechain: m.sidechain };
         let mut out = std::mem::take(&mut self.out_buf);
-        for piece in m.pieces {
+        let mut pieces = m.pieces;
+        for piece in pieces.drain(..) {
             let piece = if copied { self.copied_piece(piece) } else { Some(piece) };
             if let Some(piece) = piece {
                 self.resolve(piece, line_no, &mut out, &mut new_session);
             }
         }
+        Mapped::recycle(pieces);
         self.emit_deferred(Some(d), sink);
         // A line whose pieces all resolved to nothing (repeats, held usage) is still named.
         if out.is_empty() {
-            out.push(Event::heartbeat(m.frame.clone()));
+            out.push(Event::heartbeat(m.frame));
         }
-        for ev in out.drain(..) {
-            self.emit_line(ev, Some(d), line_no, line, m.parent_tool_id.clone(), at.clone(), sink);
+        // Written in place: an event is a few hundred bytes, each move a copy.
+        for ev in &mut out {
+            self.emit_line(ev, Some(d), line_no, line, sink);
         }
+        out.clear();
         self.out_buf = out;
     }
 
@@ -638,7 +652,7 @@ impl Fold {
             }
             Piece::StreamStart { message_id, usage, model } => {
                 self.flush_stream_usage(line_no, out, new_session);
-                self.streamed.insert(message_id.clone());
+                self.streamed.insert(&message_id);
                 self.stream_msg = Some((message_id, usage, model));
             }
             Piece::StreamText(mut ev) => {
@@ -653,7 +667,7 @@ impl Fold {
             Piece::StreamUsage { usage: fin } => {
                 let (message_id, figures, model) = match &self.stream_msg {
                     Some((id, start, model)) => {
-                        if !self.usage_done.insert(id.clone()) {
+                        if !self.usage_done.insert(id) {
                             return;
                         }
                         // Input and cache figures from the message, the final output count here.
@@ -678,7 +692,7 @@ impl Fold {
             }
             Piece::MessageUsage { message_id, event } => {
                 if let Some(id) = message_id
-                    && (self.streamed.contains(&id) || !self.usage_done.insert(id))
+                    && (self.streamed.contains(&id) || !self.usage_done.insert(&id))
                 {
                     return;
                 }
@@ -690,9 +704,17 @@ impl Fold {
                 *new_session = true;
             }
             Piece::TurnText { text, fragment, message_id } => {
-                let new = self.turn_text.fresh(&text.as_str(), fragment);
-                if let Some(t) = new {
-                    let text = if t.len() == text.as_str().len() { text } else { Text::from(t) };
+                let decoded = text.as_str();
+                let rest = match self.turn_text.fresh(&decoded, fragment) {
+                    None => None,
+                    Some(0) => Some(None),
+                    Some(at) => Some(Some(Text::from(&decoded[at..]))),
+                };
+                drop(decoded);
+                if let Some(rest) = rest {
+                    // The whole text keeps its form (escaped as the input wrote it); only a tail
+                    // is a new string.
+                    let text = rest.unwrap_or(text);
                     self.event(
                         Event::OutputDelta { env: Envelope::default(), text, message_id },
                         line_no,
@@ -784,7 +806,7 @@ impl Fold {
     /// events, with its own last line.
     fn flush_growing(&mut self) {
         let Some(g) = self.growing.take() else { return };
-        self.usage_done.insert(g.message_id);
+        self.usage_done.insert(&g.message_id);
         let mut ev = g.event;
         let env = ev.env_mut();
         env.at = g.at;
@@ -804,7 +826,7 @@ impl Fold {
     /// request: its usage is written with the input and cache figures, without `output`.
     fn flush_stream_usage(&mut self, line_no: u64, out: &mut Vec<Event>, new_session: &mut bool) {
         let Some((id, start, model)) = &self.stream_msg else { return };
-        if !self.usage_done.insert(id.clone()) {
+        if !self.usage_done.insert(id) {
             return;
         }
         let usage = usage::with_context(Usage { output: None, reasoning: None, ..*start });
@@ -824,7 +846,7 @@ impl Fold {
         }
         match &mut ev {
             Event::SessionStarted { .. } => {
-                let Some(id) = self.session_id.clone() else { return };
+                let Some(id) = self.session_id.as_deref() else { return };
                 // Claude repeats `system/init` every turn: one session_started per session.
                 if !self.sessions.insert(id) && !*new_session {
                     return;
@@ -837,12 +859,12 @@ impl Fold {
                     // CLIs without start frames): nothing new. The line's heartbeat covers it.
                     return;
                 }
-                self.tools.insert_with(tool_id.clone(), (name.clone(), *kind));
+                self.tools.insert_with(tool_id, (name.clone(), *kind));
             }
             Event::ToolCompleted { tool_id, name, kind, .. } => {
                 id_from_line(tool_id, line_no);
                 // A call completes once: a repeated completion line is nothing new.
-                if !self.completed.insert(tool_id.clone()) {
+                if !self.completed.insert(tool_id) {
                     return;
                 }
                 match self.tools.get(tool_id.as_str()) {
@@ -853,7 +875,7 @@ impl Fold {
                     None => {
                         let n = name.clone().unwrap_or_else(|| "unknown".to_owned());
                         let k = kind.unwrap_or(ToolKind::Other);
-                        self.tools.insert_with(tool_id.clone(), (n.clone(), k));
+                        self.tools.insert_with(tool_id, (n.clone(), k));
                         out.push(Event::ToolStarted {
                             env: Envelope::default(),
                             tool_id: tool_id.clone(),
@@ -916,8 +938,8 @@ impl Fold {
             }
             *self.unknown_frames.entry(key).or_insert(0) += 1;
         }
-        let ev = unknown_event(reason, frame, line);
-        self.emit_line(ev, dialect, line_no, line, None, None, sink);
+        let mut ev = unknown_event(reason, frame, line);
+        self.emit_line(&mut ev, dialect, line_no, line, sink);
     }
 
     /// Writes the `unknown` for a line over the size limit, from its first bytes.
@@ -937,21 +959,13 @@ impl Fold {
         self.emit(ev, Some((line_no, dialect)), sink);
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn emit_line(
-        &mut self,
-        mut ev: Event,
-        dialect: Option<Dialect>,
-        line_no: u64,
-        line: &[u8],
-        parent_tool_id: Option<String>,
-        at: Option<String>,
-        sink: &mut dyn Sink,
-    ) {
+    /// Writes an event of the line being applied: its envelope gets the frame's facts
+    /// ([`Current`], lent to the event while the sink sees it, not cloned).
+    fn emit_line(&mut self, ev: &mut Event, dialect: Option<Dialect>, line_no: u64, line: &[u8], sink: &mut dyn Sink) {
         let line_text = || Text::from(String::from_utf8_lossy(line).into_owned());
         // `unknown` and `diagnostic` carry the line in their own `raw`.
         let mut env_raw = self.opts.raw.then(line_text);
-        match &mut ev {
+        match ev {
             Event::Diagnostic { raw, .. } => {
                 *raw = line_text();
                 env_raw = None;
@@ -962,43 +976,67 @@ impl Fold {
             }
             _ => {}
         }
-        let env = ev.env_mut();
-        env.parent_tool_id = parent_tool_id;
-        env.at = at;
-        env.sidechain = self.cur.sidechain;
-        env.raw = env_raw;
-        self.emit(ev, Some((line_no, dialect)), sink);
-    }
-
-    fn emit(&mut self, mut ev: Event, line: Option<(u64, Option<Dialect>)>, sink: &mut dyn Sink) {
         if !self.opts.filter.allows(ev.type_name()) {
             return;
         }
-        let session_id = match &ev {
-            Event::RunStarted { .. } | Event::RunEnded { .. } => None,
-            _ => self.session_id.clone(),
-        };
+        let env = ev.env_mut();
+        env.parent_tool_id = self.cur.parent_tool_id.take();
+        env.at = self.cur.at.take();
+        env.sidechain = self.cur.sidechain;
+        env.raw = env_raw;
+        self.emit_ref(ev, Some((line_no, dialect)), sink);
+        let env = ev.env_mut();
+        self.cur.parent_tool_id = env.parent_tool_id.take();
+        self.cur.at = env.at.take();
+    }
+
+    fn emit(&mut self, mut ev: Event, line: Option<(u64, Option<Dialect>)>, sink: &mut dyn Sink) {
+        if self.opts.filter.allows(ev.type_name()) {
+            self.emit_ref(&mut ev, line, sink);
+        }
+    }
+
+    /// Fills the envelope of an event the filter allows and hands it to the sink.
+    ///
+    /// The stream's `source`, `session_id` and `observed_at` are lent to the event for the time
+    /// the sink sees it and taken back afterwards (a sink that keeps events clones them), so a
+    /// written event costs no copy of them. Nothing between lending and taking back writes them
+    /// (`--redact` masks only text and `raw`).
+    fn emit_ref(&mut self, ev: &mut Event, line: Option<(u64, Option<Dialect>)>, sink: &mut dyn Sink) {
+        let stream_session = !matches!(ev, Event::RunStarted { .. } | Event::RunEnded { .. });
+        if self.opts.observed_at && self.observed_at.is_none() {
+            self.observed_at = Some(crate::time::now());
+        }
         let env = ev.env_mut();
         if let Some((n, d)) = line {
             env.line = Some(n);
             env.line_end = self.line_end;
             env.dialect = d;
         }
-        env.source = self.opts.source.clone();
+        env.source = self.opts.source.take();
         // A held event (a transcript message's usage) keeps the session it was made in.
-        if env.session_id.is_none() {
-            env.session_id = session_id;
+        let lend_session = stream_session && env.session_id.is_none();
+        if lend_session {
+            env.session_id = self.session_id.take();
         }
         if self.opts.observed_at {
-            env.observed_at = Some(self.observed_at.get_or_insert_with(crate::time::now).clone());
+            env.observed_at = self.observed_at.take();
         }
         if !matches!(ev, Event::RunEnded { .. }) {
             self.events += 1;
         }
         if self.opts.redact {
-            self.redaction.event(&mut ev);
+            self.redaction.event(ev);
         }
-        sink.event(&ev);
+        sink.event(ev);
+        let env = ev.env_mut();
+        self.opts.source = env.source.take();
+        if lend_session {
+            self.session_id = env.session_id.take();
+        }
+        if self.opts.observed_at {
+            self.observed_at = env.observed_at.take();
+        }
     }
 
     /// Writes `run_ended` and says how the stream went. `ended_with_newline` is false when the

@@ -35,7 +35,7 @@ fn system(f: Val<'_>, m: &mut Mapped) {
     let Some(sub) = f.str_at("subtype") else {
         return m.unknown(UnknownReason::MalformedFrame, None);
     };
-    m.frame = format!("system/{sub}");
+    m.set_frame("system", sub);
     match sub {
         "init" => {
             if m.session_id.is_none() {
@@ -134,13 +134,13 @@ fn assistant(f: Val<'_>, m: &mut Mapped) {
     assistant_content(msg, &message_id, m);
     // `<synthetic>` messages (local command output, API error notices) are no model request.
     if model != Some("<synthetic>")
-        && let Some(u) = msg.get("usage").filter(|u| u.is_object())
-        && !usage::claude(u).is_empty()
+        && let Some(u) = msg.get("usage").filter(|u| u.is_object()).map(usage::claude)
+        && !u.is_empty()
     {
         // Stream-json lines carry a start-of-message snapshot whose output count is not final
         // (their `stop_reason` is null); a whole message with its `stop_reason` set (Amp, older
         // CLIs) reports its final count.
-        let mut figures = usage::with_context(usage::claude(u));
+        let mut figures = usage::with_context(u);
         if msg.str_at("stop_reason").is_none() {
             figures.output = None;
         }
@@ -217,8 +217,7 @@ fn tool_use(b: Val<'_>, m: &mut Mapped) {
 fn tool_result(b: Val<'_>, m: &mut Mapped) {
     let failed = b.bool_at("is_error").unwrap_or(false);
     let output = b.get("content").and_then(content_text);
-    let error = failed
-        .then(|| output.as_ref().and_then(|t| super::one_line(&t.as_str())).unwrap_or_else(|| "tool error".to_owned()));
+    let error = failed.then(|| output.as_ref().and_then(super::text_line).unwrap_or_else(|| "tool error".to_owned()));
     m.push(Event::ToolCompleted {
         env: Envelope::default(),
         tool_id: b.string_at("tool_use_id").unwrap_or_else(|| NO_ID.to_owned()),
@@ -302,7 +301,7 @@ pub(crate) fn user_text(text: Text, m: &mut Mapped) {
 fn result(f: Val<'_>, m: &mut Mapped) {
     let subtype = f.str_at("subtype");
     if let Some(s) = subtype {
-        m.frame = format!("result/{s}");
+        m.set_frame("result", s);
     }
     let failed = f.bool_at("is_error").unwrap_or_else(|| subtype.is_some_and(|s| s.starts_with("error")));
     let usage = f.get("usage").map(usage::claude).and_then(usage::non_empty);
@@ -361,7 +360,7 @@ fn stream_event(f: Val<'_>, m: &mut Mapped) {
     let Some(ety) = ev.str_at("type") else {
         return m.unknown(UnknownReason::MalformedFrame, None);
     };
-    m.frame = format!("stream_event/{ety}");
+    m.set_frame("stream_event", ety);
     match ety {
         "message_start" => {
             let msg = ev.get("message");

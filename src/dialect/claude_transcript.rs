@@ -258,7 +258,7 @@ fn system(f: Val<'_>, m: &mut Mapped) {
         // Hook notices of older CLIs: `{"type":"system","content":…,"level":…}`.
         return m.heartbeat();
     };
-    m.frame = format!("system/{sub}");
+    m.set_frame("system", sub);
     match sub {
         "compact_boundary" => {
             let meta = f.get("compactMetadata").or_else(|| f.get("compact_metadata"));

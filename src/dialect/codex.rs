@@ -91,7 +91,7 @@ fn item(f: Val<'_>, ty: &str, m: &mut Mapped) {
     let Some(item_type) = it.str_at("type").or_else(|| it.str_at("item_type")) else {
         return m.unknown(UnknownReason::MalformedFrame, None);
     };
-    m.frame = format!("{ty}/{item_type}");
+    m.set_frame(ty, item_type);
     let id = it.string_at("id").unwrap_or_else(|| NO_ID.to_owned());
     match item_type {
         "agent_message" | "assistant_message" => match (phase, it.text_at("text")) {

@@ -35,7 +35,7 @@ pub fn map(f: Val<'_>, m: &mut Mapped) {
         m.frame = "msg".to_owned();
         return m.unknown(UnknownReason::MalformedFrame, None);
     };
-    m.frame = format!("msg/{ty}");
+    m.set_frame("msg", ty);
     match ty {
         "session_configured" => {
             let Some(id) = msg.string_at("session_id") else {
@@ -277,8 +277,7 @@ fn mcp_end(msg: Val<'_>, m: &mut Mapped) {
             let call = r.get("Ok").filter(|o| o.is_object()).unwrap_or(r);
             let output = call.get("content").and_then(content_text).filter(|t| !t.is_empty());
             let failed = call.bool_at("isError").or_else(|| call.bool_at("is_error")).unwrap_or(false);
-            let error =
-                failed.then(|| output.as_ref().and_then(|t| one_line(&t.as_str())).unwrap_or_else(|| "failed".into()));
+            let error = failed.then(|| output.as_ref().and_then(super::text_line).unwrap_or_else(|| "failed".into()));
             (!failed, output, error)
         }
         None => (true, None, None),

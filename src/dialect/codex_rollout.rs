@@ -108,7 +108,7 @@ fn event_msg(p: Val<'_>, m: &mut Mapped) {
     let Some(kind) = p.str_at("type") else {
         return m.unknown(UnknownReason::MalformedFrame, None);
     };
-    m.frame = format!("event_msg/{kind}");
+    m.set_frame("event_msg", kind);
     match kind {
         "user_message" => match p.text_at("message") {
             Some(text) if !text.is_empty() => m.push(Event::UserMessage { env: Envelope::default(), text }),
@@ -224,7 +224,7 @@ fn response_item(p: Val<'_>, m: &mut Mapped) {
     let Some(kind) = p.str_at("type") else {
         return m.unknown(UnknownReason::MalformedFrame, None);
     };
-    m.frame = format!("response_item/{kind}");
+    m.set_frame("response_item", kind);
     match kind {
         // Copies of the `event_msg` text and reasoning; snapshots and compaction bookkeeping.
         "message" | "reasoning" | "ghost_snapshot" | "compaction" | "compaction_summary" | "context_compaction" => {
@@ -462,7 +462,7 @@ fn outcome(out: Option<Val<'_>>) -> Outcome {
         let text =
             out.get("content").or_else(|| out.get("output")).and_then(super::content_text).filter(|t| !t.is_empty());
         let ok = out.bool_at("success").unwrap_or(true);
-        let error = (!ok).then(|| text.as_ref().and_then(|t| one_line(&t.as_str())).unwrap_or_else(|| "failed".into()));
+        let error = (!ok).then(|| text.as_ref().and_then(super::text_line).unwrap_or_else(|| "failed".into()));
         return Outcome { ok, output: text, exit_code: None, error, duration_ms: None };
     }
     Outcome::text(super::content_text(out).filter(|t| !t.is_empty()))

@@ -50,7 +50,7 @@ pub fn map(f: Val<'_>, m: &mut Mapped) {
         "result" => result(f, m),
         "interaction_query" => match f.str_at("subtype") {
             Some(sub @ ("request" | "response")) => {
-                m.frame = format!("interaction_query/{sub}");
+                m.set_frame("interaction_query", sub);
                 m.heartbeat();
             }
             Some(sub) => m.unknown(UnknownReason::UnrecognizedFrame, Some(format!("interaction_query/{sub}"))),
@@ -69,7 +69,7 @@ fn system(f: Val<'_>, m: &mut Mapped) {
     let Some(sub) = f.str_at("subtype") else {
         return m.unknown(UnknownReason::MalformedFrame, None);
     };
-    m.frame = format!("system/{sub}");
+    m.set_frame("system", sub);
     if sub != "init" {
         return m.unknown(UnknownReason::UnrecognizedFrame, None);
     }
@@ -162,7 +162,7 @@ fn thinking(f: Val<'_>, m: &mut Mapped) {
         let text = f.text_at("text").filter(|t| !t.is_empty());
         return m.push(Event::Reasoning { env: Envelope::default(), text });
     };
-    m.frame = format!("thinking/{sub}");
+    m.set_frame("thinking", sub);
     match sub {
         "delta" => {
             let text = f.text_at("text").filter(|t| !t.is_empty() && !is_recap(f));
@@ -176,7 +176,7 @@ fn thinking(f: Val<'_>, m: &mut Mapped) {
 fn result(f: Val<'_>, m: &mut Mapped) {
     let subtype = f.str_at("subtype");
     if let Some(s) = subtype {
-        m.frame = format!("result/{s}");
+        m.set_frame("result", s);
     }
     let failed = f.bool_at("is_error").unwrap_or_else(|| subtype.is_some_and(|s| s.starts_with("error")));
     let usage = f.get("usage").filter(|u| u.is_object()).map(usage::cursor).and_then(usage::non_empty);
@@ -307,7 +307,7 @@ fn tool_call(f: Val<'_>, m: &mut Mapped) {
     let Some(sub) = f.str_at("subtype") else {
         return m.unknown(UnknownReason::MalformedFrame, None);
     };
-    m.frame = format!("tool_call/{sub}");
+    m.set_frame("tool_call", sub);
     let completed = match sub {
         "started" => false,
         "completed" => true,
@@ -425,7 +425,7 @@ fn outcome(name: &str, result: Option<Val<'_>>) -> Outcome {
         let ok = !tool_error && exit_code.is_none_or(|c| c == 0);
         let error = (!ok).then(|| match exit_code {
             Some(c) if c != 0 => format!("exit code {c}"),
-            _ => output.as_ref().and_then(|t| one_line(&t.as_str())).unwrap_or_else(|| "tool error".to_owned()),
+            _ => output.as_ref().and_then(super::text_line).unwrap_or_else(|| "tool error".to_owned()),
         });
         return Outcome { ok, output, exit_code, error };
     }
@@ -437,7 +437,7 @@ fn outcome(name: &str, result: Option<Val<'_>>) -> Outcome {
         "shell" | "bash" | "terminal" => shell_output(body).or_else(|| message.clone()),
         _ => message.clone(),
     };
-    let error = match (key, exit_code, message.as_ref().and_then(|t| one_line(&t.as_str()))) {
+    let error = match (key, exit_code, message.as_ref().and_then(super::text_line)) {
         ("rejected", _, Some(why)) => format!("rejected: {why}"),
         ("rejected", _, None) => "rejected".to_owned(),
         (_, Some(c), _) if c != 0 => format!("exit code {c}"),

@@ -160,7 +160,7 @@ fn result(f: Val<'_>, m: &mut Mapped) {
     let Some(status) = f.str_at("status") else {
         return m.unknown(UnknownReason::MalformedFrame, None);
     };
-    m.frame = format!("result/{status}");
+    m.set_frame("result", status);
     let stats = f.get("stats").filter(|s| s.is_object());
     let turn_usage = stats.map(usage::gemini_stream).and_then(usage::non_empty);
     let duration_ms = stats.and_then(|s| s.u64_at("duration_ms"));

@@ -158,7 +158,56 @@ pub enum HistoryMark {
     Other,
 }
 
+/// Per-thread spare lists of one element type: emptied lists given back after use, taken
+/// again for the next lines decoded on the thread, instead of a malloc and a free per line.
+pub(crate) type SpareLists<T> = std::cell::RefCell<Vec<Vec<T>>>;
+
+/// Spare lists kept per thread: one serves a thread that folds each line as it decodes it; an
+/// all-cores worker decodes a whole chunk (a few hundred lines) before folding it, and gets this
+/// many back for its next chunk.
+const SPARE_LISTS: usize = 128;
+/// A list that grew past this many elements is not kept (at most 128 × 16 pieces' room, 1 MiB,
+/// per thread).
+const SPARE_CAPACITY: usize = 16;
+
+/// A list from this thread's spares (empty, with room), or a new one.
+pub(crate) fn take_spare<T: 'static>(spares: &'static std::thread::LocalKey<SpareLists<T>>) -> Vec<T> {
+    spares.with(|s| s.try_borrow_mut().ok().and_then(|mut s| s.pop())).unwrap_or_default()
+}
+
+/// Empties `list` and keeps it among this thread's spares (unless they are full or it is large).
+pub(crate) fn give_spare<T: 'static>(spares: &'static std::thread::LocalKey<SpareLists<T>>, mut list: Vec<T>) {
+    list.clear();
+    if list.capacity() == 0 || list.capacity() > SPARE_CAPACITY {
+        return;
+    }
+    spares.with(|s| {
+        if let Ok(mut s) = s.try_borrow_mut()
+            && s.len() < SPARE_LISTS
+        {
+            s.push(list);
+        }
+    });
+}
+
+thread_local! {
+    /// Piece lists the fold gave back ([`Mapped::recycle`]): a line's list (a few pieces of ~500
+    /// bytes) is otherwise a malloc and a free of a couple of KiB per line, often one more to
+    /// grow it.
+    static SPARE_PIECES: SpareLists<Piece> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 impl Mapped {
+    /// An empty mapping whose piece list, when this thread has one spare, is a recycled one.
+    pub fn new() -> Mapped {
+        Mapped { pieces: take_spare(&SPARE_PIECES), ..Mapped::default() }
+    }
+
+    /// Gives an emptied piece list back for [`Mapped::new`] to reuse on this thread.
+    pub fn recycle(pieces: Vec<Piece>) {
+        give_spare(&SPARE_PIECES, pieces);
+    }
+
     /// Adds an event.
     pub fn push(&mut self, e: Event) {
         self.pieces.push(Piece::Event(e));
@@ -182,6 +231,16 @@ impl Mapped {
             summary,
             synthetic: None,
         });
+    }
+
+    /// Names the frame `kind/sub` (`system/init`) without `format!`.
+    pub fn set_frame(&mut self, kind: &str, sub: &str) {
+        // A new string of the exact length: growing the old one would copy it first.
+        let mut frame = String::with_capacity(kind.len() + 1 + sub.len());
+        frame.push_str(kind);
+        frame.push('/');
+        frame.push_str(sub);
+        self.frame = frame;
     }
 
     /// Adds a heartbeat named after the frame.
@@ -362,11 +421,11 @@ pub fn summary(kind: ToolKind, input: Option<Val<'_>>) -> Option<String> {
     let found = keys.iter().find_map(|k| {
         let v = input.get(k)?;
         if let Some(s) = v.str() {
-            return Some(s.to_owned());
+            return Some(std::borrow::Cow::Borrowed(s));
         }
         // `command` may be an argv array.
         let parts: Vec<&str> = v.array()?.filter_map(|p| p.str()).collect();
-        (!parts.is_empty()).then(|| parts.join(" "))
+        (!parts.is_empty()).then(|| std::borrow::Cow::Owned(parts.join(" ")))
     })?;
     one_line(&found)
 }
@@ -382,7 +441,70 @@ pub fn mcp_summary(server: Option<&str>, tool: &str) -> String {
 /// The first line of `s`, trimmed and cut to 200 characters; `None` when empty.
 pub fn one_line(s: &str) -> Option<String> {
     let first = s.lines().map(str::trim).find(|l| !l.is_empty())?;
-    Some(first.chars().take(200).collect())
+    let end = first.char_indices().nth(200).map_or(first.len(), |(i, _)| i);
+    Some(first[..end].to_owned())
+}
+
+/// [`one_line`] of a text, decoding only as much of a text still in its escaped form as its
+/// first line needs (a failed call's `error` is the first line of an output that may be a
+/// megabyte long).
+pub fn text_line(t: &Text) -> Option<String> {
+    let Some(quoted) = t.escaped() else { return one_line(&t.as_str()) };
+    let inner = quoted.get(1..quoted.len().saturating_sub(1)).unwrap_or_default();
+    let mut want = 1024;
+    let mut decoded = String::new();
+    while want < inner.len() {
+        decoded.clear();
+        crate::scan::unescape(&inner[..escape_boundary(inner, want)], &mut decoded);
+        if let Some(line) = settled_line(&decoded) {
+            return line;
+        }
+        want *= 4;
+    }
+    one_line(&t.as_str())
+}
+
+/// [`one_line`] of every text that starts with `prefix`, when `prefix` already decides it.
+fn settled_line(prefix: &str) -> Option<Option<String>> {
+    let mut rest = prefix;
+    while let Some(nl) = rest.find('\n') {
+        let line = rest[..nl].trim();
+        if !line.is_empty() {
+            return Some(one_line(line));
+        }
+        rest = &rest[nl + 1..];
+    }
+    // The unterminated last line: decided once a non-blank character follows its first 200.
+    let start = rest.trim_start();
+    let (at, _) = start.char_indices().nth(200)?;
+    start[at..].chars().any(|c| !c.is_whitespace()).then(|| Some(start[..at].to_owned()))
+}
+
+/// The largest cut of the escaped string `inner` at or before `want` (`want < inner.len()`)
+/// that splits no escape (a surrogate pair is one) and no character.
+fn escape_boundary(inner: &str, want: usize) -> usize {
+    let b = inner.as_bytes();
+    let mut i = 0;
+    while let Some(p) = b.get(i..want).and_then(|r| memchr::memchr(b'\\', r)) {
+        let at = i + p;
+        let high = b.get(at + 1) == Some(&b'u')
+            && b.get(at + 2).is_some_and(|c| c.eq_ignore_ascii_case(&b'd'))
+            && b.get(at + 3).is_some_and(|c| matches!(c.to_ascii_lowercase(), b'8'..=b'b'));
+        let len = match b.get(at + 1) {
+            Some(b'u') if high && b.get(at + 6) == Some(&b'\\') => 12,
+            Some(b'u') => 6,
+            _ => 2,
+        };
+        if at + len > want {
+            return at;
+        }
+        i = at + len;
+    }
+    let mut cut = want;
+    while !inner.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    cut
 }
 
 /// A content value as text: a string as is; an array of blocks with text blocks (`text`, and
@@ -475,6 +597,7 @@ pub fn failure_kind(message: &str) -> FailureKind {
 mod tests {
     use super::*;
     use crate::frame::Parser;
+    use proptest::prelude::Just;
 
     #[test]
     fn kinds() {
@@ -502,6 +625,42 @@ mod tests {
         p.with_frame(br#"{"command":"\n  ls -la\necho hi"}"#, |v| {
             assert_eq!(summary(ToolKind::Shell, v.ok()), Some("ls -la".into()));
         });
+    }
+
+    proptest::proptest! {
+        /// The first line of an escaped text, decoded in part, is the first line of all of it:
+        /// long and short lines, blank lines, CRLF, white space, escapes (`\u` forms and
+        /// surrogate pairs among them) on both sides of every cut.
+        #[test]
+        fn text_line_decodes_no_more_than_it_needs_and_agrees(
+            pieces in proptest::collection::vec(
+                proptest::prop_oneof![
+                    Just("\n".to_owned()), Just("\r\n".to_owned()), Just("  ".to_owned()), Just("\t".to_owned()),
+                    Just("é".to_owned()), Just("😀".to_owned()), Just("\"\\".to_owned()), Just("\u{2028}".to_owned()),
+                    "[a-z ]{1,300}",
+                ],
+                0..40,
+            ),
+            u_escapes in proptest::bool::ANY,
+        ) {
+            let text: String = pieces.concat();
+            let mut quoted = serde_json::to_string(&text).unwrap();
+            if u_escapes {
+                // The same text with its non-ASCII and some ASCII characters as `\u` escapes.
+                quoted = text.chars().map(|c| match c {
+                    'é' | 'a' | ' ' => format!("\\u{:04x}", c as u32),
+                    '😀' => "\\ud83d\\ude00".to_owned(),
+                    c => {
+                        let q = serde_json::to_string(&c.to_string()).unwrap();
+                        q[1..q.len() - 1].to_owned()
+                    }
+                }).collect::<String>();
+                quoted = format!("\"{quoted}\"");
+            }
+            let t = Text::from_quoted(&quoted);
+            proptest::prop_assert_eq!(t.as_str(), text.as_str());
+            proptest::prop_assert_eq!(text_line(&t), one_line(&text));
+        }
     }
 
     #[test]
