@@ -4,9 +4,9 @@
 //! It exists because [`decode`] (parsing a line and mapping it with every adapter it fits) is
 //! about two thirds of the work of normalizing and holds no stream state, while the
 //! [`Fold`](crate::Fold) that needs the stream's state, and the serializing inside it, are the
-//! last third. So every worker takes the next chunk and decodes its lines on its own; the folds
-//! then happen in input order, each by whichever worker finds the chunk next in line ready and
-//! nobody else folding. The output is byte for byte what one thread writes:
+//! last third. So every worker takes the next chunk, decodes its lines on its own, then waits for
+//! its turn (the chunks before it folded), folds the chunk and hands the output on. The output is
+//! byte for byte what one thread writes:
 //!
 //! - [`predecode`] splits a chunk into lines exactly as the [`Normalizer`] will (a BOM on the
 //!   stream's first line, CRLF, lines over `max_line_bytes` left alone, a line begun in the chunk
@@ -17,9 +17,9 @@
 //!   long) are decoded there as always, so a chunk may be cut anywhere;
 //! - [`fold_parallel`] runs the workers.
 //!
-//! The design keeps workers busy: none waits for another's fold (a decoded chunk is left among
-//! the ready ones for whoever folds next), chunks are large, and a worker only waits when it is
-//! [`AHEAD`] chunks ahead of the fold, which bounds the memory of decoded events.
+//! The design keeps hand-offs few: a chunk is decoded, folded and serialized on the one thread
+//! (so what decoding allocates is freed by the thread that allocated it), chunks are large, and
+//! the only waits are for the fold's turn.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
@@ -109,6 +109,10 @@ pub struct Panicked;
 
 /// What the fold's turn guards: the stream's state, its sink and where the output goes.
 struct Turn<'a, S> {
+    /// The chunk whose fold is next.
+    next: usize,
+    /// Stop: the output is gone, or a worker panicked.
+    stop: bool,
     norm: &'a mut Normalizer,
     sink: &'a mut S,
     deliver: &'a mut (dyn FnMut(&mut S, usize) -> bool + Send),
@@ -121,17 +125,6 @@ struct Claim<'a> {
     cut: &'a mut (dyn FnMut(usize) -> usize + Send),
 }
 
-/// A decoded chunk waiting for its fold: its number, where it ends, its bytes and its decodes.
-struct Ready<'d> {
-    index: usize,
-    end: usize,
-    bytes: &'d [u8],
-    pre: Predecoded,
-}
-
-/// Chunks a worker may decode ahead of the fold (bounds the decoded events held in memory).
-pub const AHEAD: usize = 4;
-
 /// Normalizes `data` (all of one stream, or what follows what `norm` was already fed) on
 /// `threads` threads, with the result one thread gives.
 ///
@@ -140,10 +133,6 @@ pub const AHEAD: usize = 4;
 /// end)` is called, in input order, with the offset up to which `data` is done with (no thread
 /// reads it again); it returns false to stop. Returns whether the whole of `data` was fed;
 /// [`Normalizer::finish`] is then the caller's.
-///
-/// No worker waits for another to fold: a worker puts its decoded chunk among the ready ones and,
-/// if no other worker is folding, folds every ready chunk that is next in input order, then goes
-/// back to decoding. A worker only waits when it is [`AHEAD`] chunks ahead of the fold.
 pub fn fold_parallel<S: Sink + Send>(
     norm: &mut Normalizer,
     sink: &mut S,
@@ -153,46 +142,10 @@ pub fn fold_parallel<S: Sink + Send>(
     deliver: &mut (dyn FnMut(&mut S, usize) -> bool + Send),
 ) -> Result<bool, Panicked> {
     let (forced, max_line) = norm.decode_options();
-    let turn = Mutex::new(Turn { norm, sink, deliver });
+    let turn = Mutex::new(Turn { next: 0, stop: false, norm, sink, deliver });
     let claim = Mutex::new(Claim { index: 0, pos: 0, cut });
-    // The decoded chunks not folded yet, and the number of the next chunk to fold.
-    let ready: Mutex<(Vec<Ready<'_>>, usize)> = Mutex::new((Vec::new(), 0));
-    let progressed = Condvar::new();
-    let stop = AtomicBool::new(false);
+    let ready = Condvar::new();
     let panicked = AtomicBool::new(false);
-    // Folds the ready chunks that are next in order while no other worker does.
-    let fold_ready = || {
-        loop {
-            let Ok(mut t) = turn.try_lock() else { return };
-            loop {
-                if stop.load(Ordering::Relaxed) {
-                    return;
-                }
-                let next = {
-                    let mut r = lock(&ready);
-                    let want = r.1;
-                    match r.0.iter().position(|c| c.index == want) {
-                        Some(k) => r.0.swap_remove(k),
-                        None => break,
-                    }
-                };
-                let t = &mut *t;
-                t.norm.feed_predecoded(next.bytes, next.pre, &mut *t.sink);
-                if !(t.deliver)(&mut *t.sink, next.end) {
-                    stop.store(true, Ordering::Relaxed);
-                }
-                lock(&ready).1 += 1;
-                progressed.notify_all();
-            }
-            drop(t);
-            // A chunk put among the ready ones while this worker held the turn would otherwise
-            // wait: its worker found the turn taken.
-            let r = lock(&ready);
-            if !r.0.iter().any(|c| c.index == r.1) {
-                return;
-            }
-        }
-    };
     let worker = || {
         let mut parser = Parser::default();
         loop {
@@ -208,23 +161,21 @@ pub fn fold_parallel<S: Sink + Send>(
                 c.pos = end;
                 got
             };
-            {
-                let mut r = lock(&ready);
-                while i >= r.1 + AHEAD && !stop.load(Ordering::Relaxed) {
-                    r = progressed.wait(r).unwrap_or_else(PoisonError::into_inner);
-                }
-            }
-            if stop.load(Ordering::Relaxed) {
-                break;
-            }
             let bytes = &data[range.clone()];
             let mid_line = range.start > 0 && data[range.start - 1] != b'\n';
             let pre = predecode(&mut parser, bytes, range.start == 0, mid_line, forced, max_line);
-            lock(&ready).0.push(Ready { index: i, end: range.end, bytes, pre });
-            fold_ready();
-            if stop.load(Ordering::Relaxed) {
+            let mut t = lock(&turn);
+            while t.next != i && !t.stop {
+                t = ready.wait(t).unwrap_or_else(PoisonError::into_inner);
+            }
+            if t.stop {
                 break;
             }
+            let t = &mut *t;
+            t.norm.feed_predecoded(bytes, pre, &mut *t.sink);
+            t.stop = !(t.deliver)(&mut *t.sink, range.end);
+            t.next += 1;
+            ready.notify_all();
         }
     };
     std::thread::scope(|s| {
@@ -232,9 +183,8 @@ pub fn fold_parallel<S: Sink + Send>(
             s.spawn(|| {
                 if std::panic::catch_unwind(std::panic::AssertUnwindSafe(worker)).is_err() {
                     panicked.store(true, Ordering::Relaxed);
-                    stop.store(true, Ordering::Relaxed);
-                    let _r = lock(&ready);
-                    progressed.notify_all();
+                    lock(&turn).stop = true;
+                    ready.notify_all();
                 }
             });
         }
@@ -242,7 +192,8 @@ pub fn fold_parallel<S: Sink + Send>(
     if panicked.load(Ordering::Relaxed) {
         return Err(Panicked);
     }
-    Ok(!stop.load(Ordering::Relaxed))
+    let t = turn.into_inner().unwrap_or_else(PoisonError::into_inner);
+    Ok(!t.stop)
 }
 
 /// Locks a mutex, also one a panicking worker left poisoned (its state is then only read to stop).
