@@ -191,6 +191,12 @@ fn is_login_prompt(l: &str) -> bool {
 
 /// The level and target of a tracing line (`2026-04-09T14:20:45.537513Z  WARN codex_core::x: …`).
 fn tracing_prefix(text: &str) -> Option<(Level, &str)> {
+    // The timestamp is the first word of `text` (trimmed): its bytes 4 and 10 are `text`'s, so
+    // most lines are told apart before any word is split off.
+    let b = text.as_bytes();
+    if b.len() < 20 || b[4] != b'-' || b[10] != b'T' {
+        return None;
+    }
     let mut words = text.split_whitespace();
     let ts = words.next()?;
     if !(ts.len() >= 20 && ts.as_bytes()[4] == b'-' && ts.as_bytes()[10] == b'T' && ts.ends_with('Z')) {
