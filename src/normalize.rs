@@ -1087,18 +1087,26 @@ fn normalize_at(at: &str) -> Option<String> {
 
 /// The first 200 characters of a line (`unknown.sample`).
 pub(crate) fn sample(line: &[u8]) -> String {
-    String::from_utf8_lossy(line).chars().take(200).collect()
+    sample_str(&String::from_utf8_lossy(line))
+}
+
+/// The first 200 characters of `text`: cut where the 201st starts (one copy, not 200 pushes).
+fn sample_str(text: &str) -> String {
+    // 200 bytes or fewer are 200 characters or fewer.
+    let end = if text.len() <= 200 { text.len() } else { text.char_indices().nth(200).map_or(text.len(), |(i, _)| i) };
+    text[..end].to_owned()
 }
 
 fn unknown_event(reason: UnknownReason, frame: Option<String>, line: &[u8]) -> Event {
-    let (raw, raw_base64) = match std::str::from_utf8(line) {
-        Ok(s) => (Text::from(s), None),
-        Err(_) => (
-            Text::from(String::from_utf8_lossy(line).into_owned()),
-            Some(base64::engine::general_purpose::STANDARD.encode(line)),
-        ),
+    let (raw, raw_base64, sample) = match std::str::from_utf8(line) {
+        Ok(s) => (Text::from(s), None, sample_str(s)),
+        Err(_) => {
+            let text = String::from_utf8_lossy(line).into_owned();
+            let sample = sample_str(&text);
+            (Text::from(text), Some(base64::engine::general_purpose::STANDARD.encode(line)), sample)
+        }
     };
-    Event::Unknown { env: Envelope::default(), reason, frame, sample: sample(line), raw: Some(raw), raw_base64 }
+    Event::Unknown { env: Envelope::default(), reason, frame, sample, raw: Some(raw), raw_base64 }
 }
 
 /// Normalizes one stream fed in arbitrary byte chunks.
@@ -1348,5 +1356,29 @@ impl Normalizer {
         }
         self.replay_document(sink);
         self.fold.finish(!mid_line, sink)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A sample is the first 200 characters, whatever their width, and the whole of a shorter line.
+    #[test]
+    fn samples_cut_at_200_characters() {
+        for (line, want) in [
+            ("é".repeat(150), 150),
+            ("é".repeat(250), 200),
+            ("a".repeat(200), 200),
+            (format!("{}😀😀", "a".repeat(199)), 200),
+        ] {
+            let got = sample(line.as_bytes());
+            assert_eq!(got.chars().count(), want);
+            assert!(line.starts_with(&got));
+            assert_eq!(sample_str(&line), got);
+        }
+        let mut bad = vec![0xff; 300];
+        bad[0] = b'{';
+        assert_eq!(sample(&bad).chars().count(), 200);
     }
 }

@@ -18,6 +18,10 @@
 //! The usage, credit and login codes carry the tracing target as `subsystem` when the line has
 //! one; their `dedupe_key` is the code.
 
+use std::sync::OnceLock;
+
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder};
+
 use crate::dialect::diagnostic;
 use crate::event::{Event, Level};
 
@@ -25,20 +29,22 @@ use crate::event::{Event, Level};
 pub fn recognize(line: &str) -> Option<Event> {
     let clean = strip_ansi(line);
     let text = clean.trim();
-    let lower = text.to_ascii_lowercase();
-    if lower.contains("plugin is not installed") {
-        let plugins: Vec<String> = plugin_id(text).into_iter().collect();
-        return Some(diagnostic(Level::Warning, "codex.plugin.not-installed", message_of(text), plugins));
-    }
-    if lower.contains("helper paths are unavailable")
-        || lower.contains("helper binary")
-        || lower.contains("helper binaries")
-        || lower.contains("path alias")
-    {
-        return Some(diagnostic(Level::Warning, "codex.path.helper-binary", message_of(text), Vec::new()));
-    }
-    if let Some(d) = account(text, &lower) {
-        return Some(d);
+    if has_anchor(text) {
+        let lower = text.to_ascii_lowercase();
+        if lower.contains("plugin is not installed") {
+            let plugins: Vec<String> = plugin_id(text).into_iter().collect();
+            return Some(diagnostic(Level::Warning, "codex.plugin.not-installed", message_of(text), plugins));
+        }
+        if lower.contains("helper paths are unavailable")
+            || lower.contains("helper binary")
+            || lower.contains("helper binaries")
+            || lower.contains("path alias")
+        {
+            return Some(diagnostic(Level::Warning, "codex.path.helper-binary", message_of(text), Vec::new()));
+        }
+        if let Some(d) = account(text, &lower) {
+            return Some(d);
+        }
     }
     if text.starts_with("Reading prompt from stdin")
         || text.starts_with("Reading additional input from stdin")
@@ -56,6 +62,43 @@ pub fn recognize(line: &str) -> Option<Event> {
         return Some(d);
     }
     None
+}
+
+/// Words of which every warning, usage-limit, credit and login line above holds one (ASCII case
+/// ignored): a line with none of them is none of those, so most lines (the non-JSON lines of a
+/// pretty-printed document, say) skip the two dozen searches in one pass.
+///
+/// Each needle searched below contains one of these (none has a quote, so the quote folding of
+/// [`account`] cannot make or break a match): `limit` (every usage-limit form), `credit` and
+/// `quota` (credits), `login`, `logged in`, `log in`, `sign in`, `authentication required` and
+/// `press enter` (logins), and the two warnings' own phrases.
+const ANCHORS: [&str; 13] = [
+    "plugin is not installed",
+    "helper paths are unavailable",
+    "helper binar",
+    "path alias",
+    "limit",
+    "credit",
+    "quota",
+    "login",
+    "logged in",
+    "log in",
+    "sign in",
+    "authentication required",
+    "press enter",
+];
+
+/// Whether `text` holds one of the [`ANCHORS`], ASCII case ignored.
+fn has_anchor(text: &str) -> bool {
+    static ANCHOR: OnceLock<AhoCorasick> = OnceLock::new();
+    ANCHOR
+        .get_or_init(|| {
+            AhoCorasickBuilder::new()
+                .ascii_case_insensitive(true)
+                .build(ANCHORS)
+                .expect("the anchors build an automaton")
+        })
+        .is_match(text)
 }
 
 /// Code of the usage-limit lines (plan windows: 5-hour, weekly, session).
@@ -148,6 +191,12 @@ fn is_login_prompt(l: &str) -> bool {
 
 /// The level and target of a tracing line (`2026-04-09T14:20:45.537513Z  WARN codex_core::x: …`).
 fn tracing_prefix(text: &str) -> Option<(Level, &str)> {
+    // The timestamp is the first word of `text` (trimmed): its bytes 4 and 10 are `text`'s, so
+    // most lines are told apart before any word is split off.
+    let b = text.as_bytes();
+    if b.len() < 20 || b[4] != b'-' || b[10] != b'T' {
+        return None;
+    }
     let mut words = text.split_whitespace();
     let ts = words.next()?;
     if !(ts.len() >= 20 && ts.as_bytes()[4] == b'-' && ts.as_bytes()[10] == b'T' && ts.ends_with('Z')) {
@@ -387,6 +436,36 @@ mod tests {
             "1-hour limit on sessions is configurable",
         ] {
             assert_eq!(code_of(l), None, "{l}");
+        }
+    }
+
+    /// The anchor pass ignores ASCII case as the searches behind it do: every recognised line,
+    /// upper-cased, is still recognised with the same code; lines with no anchor are not.
+    #[test]
+    fn the_anchor_pass_keeps_every_recognised_line() {
+        for l in [
+            r#"WARN codex_core::plugins: plugin is not installed plugin="x""#,
+            "helper paths are unavailable",
+            "Helper binaries missing",
+            "PATH aliases could not be set",
+            "You\u{2019}ve hit your usage limit. Try again later.",
+            "Claude AI usage limit reached|1750708800",
+            "5-hour limit reached \u{2219} resets 3pm",
+            "Credit balance is too low",
+            "You exceeded your current quota, please check your plan",
+            "Please run /login",
+            "Not logged in",
+            "Please sign in to continue",
+            "Press Enter to open your browser and sign in",
+            "Authentication required. Please run 'cursor-agent login' first.",
+        ] {
+            assert!(has_anchor(l), "{l}");
+            let code = code_of(l);
+            assert!(code.is_some(), "{l}");
+            assert_eq!(code_of(&l.to_uppercase()), code, "{l}");
+        }
+        for l in ["  \"session_id\": \"9a3f\",", "}", "Reading prompt from stdin...", "error: connection reset"] {
+            assert!(!has_anchor(l), "{l}");
         }
     }
 
