@@ -370,6 +370,24 @@ proptest! {
     }
 }
 
+/// Found by the property above: a plan call that set no plan of its own was headed, in one
+/// batch, by a plan that came on a later line ("1/3 done"), while a live flush between the two
+/// showed it without ("updateTodos"). A later plan no longer heads an earlier call.
+#[test]
+fn a_later_plan_does_not_head_an_earlier_plan_call() {
+    let input = [
+        r##"{"type":"tool_call","subtype":"completed","call_id":"todo_1","tool_call":{"updateTodosToolCall":{"args":{"todos":[{"id":"1","content":"Read the failing test","status":"TODO_STATUS_COMPLETED"},{"id":"2","content":"Fix the parser","status":"TODO_STATUS_IN_PROGRESS"},{"id":"3","content":"Update docs","status":"TODO_STATUS_PENDING"},{"id":"4","content":"Port to Windows","status":"TODO_STATUS_CANCELLED"}],"merge":false},"result":{"success":{"todos":[{"id":"1","content":"Read the failing test","status":"TODO_STATUS_COMPLETED"},{"id":"2","content":"Fix the parser","status":"TODO_STATUS_IN_PROGRESS"},{"id":"3","content":"Update docs","status":"TODO_STATUS_PENDING"},{"id":"4","content":"Port to Windows","status":"TODO_STATUS_CANCELLED"}],"totalCount":4}}}},"session_id":"6f6f6f6f-7a7a-4b8b-9c9c-adadadadadad","timestamp_ms":1780004000002}"##,
+        r##"{"timestamp":"2026-07-02T10:05:00.002Z","type":"turn_context","payload":{"turn_id":"t-p1","cwd":"/srv/app","approval_policy":"on-request","sandbox_policy":{"type":"workspace-write"},"model":"gpt-5.5","summary":"auto"}}"##,
+        r##"{"type":"item.updated","item":{"id":"item_0","type":"todo_list","items":[{"text":"Reproduce the panic","completed":true},{"text":"#rite a regression test","completed":false},{"text":"Fix the off-by-one in the tokenizer","completed":false}]}}"##,
+    ]
+    .join("\n");
+    let cut = input.find('\n').unwrap() + 1;
+    let batch = strip_sgr(&pretty_in_chunks(input.as_bytes(), &[], 40, false));
+    let live = strip_sgr(&pretty_in_chunks(input.as_bytes(), &[cut], 40, true));
+    assert_eq!(outcomes(&live), outcomes(&batch));
+    assert!(outcomes(&batch).iter().any(|o| o.contains("updateTodos")), "{batch}");
+}
+
 // ------------------------------------------------------------------------------------------------
 // The all-cores path: chunks decoded and folded on worker threads in turn, gives one thread's bytes
 // ------------------------------------------------------------------------------------------------

@@ -715,7 +715,6 @@ impl Renderer {
                 out.push(block);
             }
             Event::PlanUpdated { env, items } => {
-                self.last_plan = Some(items.clone());
                 let lines = plan_lines(items);
                 let made_by = |h: &Held| {
                     env.line.is_some()
@@ -725,9 +724,13 @@ impl Renderer {
                 if let Some(h) = self.held.iter_mut().rev().find(|h| made_by(h)) {
                     h.extra.extend(lines);
                     h.plan = Some(items.clone());
+                    self.last_plan = Some(items.clone());
                     return;
                 }
+                // The calls held until now end before this plan: a plan call among them is not
+                // headed by a plan that came after it (a live flush would have shown it without).
                 self.settle(out);
+                self.last_plan = Some(items.clone());
                 let mut all = vec![Line {
                     wrap: Wrap::Clip,
                     ..Line::new(vec![
