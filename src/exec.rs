@@ -336,11 +336,13 @@ fn mapped(input: &Input, settings: &Settings) -> Option<Mapped> {
     if settings.threads < 2 || settings.follow {
         return None;
     }
-    let file = File::open(path).ok()?;
-    let meta = file.metadata().ok()?;
+    // Looked at before it is opened: opening a FIFO to look would take a writer's first bytes
+    // and, once closed, break its pipe before the worker opens it again.
+    let meta = std::fs::metadata(path).ok()?;
     if !meta.is_file() || meta.len() < PARALLEL_MIN {
         return None;
     }
+    let file = File::open(path).ok()?;
     let map = Mapped::new(&file).ok()??;
     let head = map.bytes();
     (!input::is_compressed(head)).then_some(map)
