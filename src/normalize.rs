@@ -705,23 +705,18 @@ impl Fold {
             }
             Piece::TurnText { text, fragment, message_id } => {
                 let decoded = text.as_str();
-                let rest = match self.turn_text.fresh(&decoded, fragment) {
-                    None => None,
-                    Some(0) => Some(None),
-                    Some(at) => Some(Some(Text::from(&decoded[at..]))),
-                };
+                let Some(at) = self.turn_text.fresh(&decoded, fragment) else { return };
+                // The whole text keeps its form (escaped as the input wrote it); only a tail is a
+                // new string.
+                let tail = (at > 0).then(|| Text::from(&decoded[at..]));
                 drop(decoded);
-                if let Some(rest) = rest {
-                    // The whole text keeps its form (escaped as the input wrote it); only a tail
-                    // is a new string.
-                    let text = rest.unwrap_or(text);
-                    self.event(
-                        Event::OutputDelta { env: Envelope::default(), text, message_id },
-                        line_no,
-                        out,
-                        new_session,
-                    );
-                }
+                let text = tail.unwrap_or(text);
+                self.event(
+                    Event::OutputDelta { env: Envelope::default(), text, message_id },
+                    line_no,
+                    out,
+                    new_session,
+                );
             }
             Piece::TokenCount { total, event } => {
                 if self.last_total == Some(total) {
