@@ -1,0 +1,425 @@
+//! The layer the Python and Node packages share over the agentnorm library, so that each of them
+//! is only the conversion into its language's values.
+//!
+//! It exists because the bindings must say the same things as the CLI (the same options, the same
+//! inputs, the same error messages) and must adapt in one place when the library's surface changes:
+//! [`options`] is the only code that builds an [`agentnorm::Options`], [`Stream`] the only code
+//! that drives an [`agentnorm::Normalizer`]. Events leave as JSON text written by the library's
+//! own NDJSON sink (the contract's bytes), as one JSON array per batch: each language parses that
+//! with its native JSON parser, which measured faster than building its objects one call at a
+//! time (see `bindings/README.md`).
+//!
+//! Reading files (folders walked, gzip/zstd by magic bytes) repeats the CLI's `src/input.rs`,
+//! which belongs to the binary and is not part of the library.
+
+// Options are set field by field on `Options::default()`, not with a struct literal: that form
+// still compiles when the library makes `Options` `#[non_exhaustive]`.
+#![allow(clippy::field_reassign_with_default)]
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader};
+use std::path::{Path, PathBuf};
+
+use agentnorm::report::{self, Collector, GroupBy, Report, ReportOptions};
+use agentnorm::{Dialect, Event, NdjsonSink, Normalizer, Options};
+
+/// A failure, with the message the CLI prints for it (without its `agentnorm: ` prefix).
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// An input could not be opened or read: `PATH: reason`, as `agentnorm` says it.
+    #[error("{name}: {source}")]
+    Io {
+        /// The input's name (its path as given or as found in a folder).
+        name: String,
+        /// What the system said.
+        source: io::Error,
+    },
+    /// An argument the CLI would refuse.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl Error {
+    fn io(name: &Path, source: io::Error) -> Error {
+        Error::Io { name: name.display().to_string(), source }
+    }
+}
+
+/// The normalizer's settings the bindings expose (the CLI's flags of the same names).
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// `--dialect NAME`: force a dialect instead of detecting it per frame.
+    pub dialect: Option<String>,
+    /// `--redact`.
+    pub redact: bool,
+    /// `--raw`.
+    pub raw: bool,
+    /// The `source` written on every event (the CLI writes the input's path).
+    pub source: Option<String>,
+    /// `observed_at` on every event (the CLI's default; `--no-observed-at` turns it off).
+    pub observed_at: bool,
+    /// `--max-line-bytes`.
+    pub max_line_bytes: Option<usize>,
+}
+
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings { dialect: None, redact: false, raw: false, source: None, observed_at: true, max_line_bytes: None }
+    }
+}
+
+/// Parses a dialect name as `--dialect` takes it.
+pub fn dialect(name: Option<&str>) -> Result<Option<Dialect>, Error> {
+    let Some(name) = name else { return Ok(None) };
+    Dialect::from_name(name).map(Some).ok_or_else(|| {
+        let names: Vec<&str> = Dialect::ALL.iter().map(|d| d.as_str()).collect();
+        Error::Invalid(format!("invalid dialect {name:?} (possible values: {})", names.join(", ")))
+    })
+}
+
+/// The library's options for these settings: the one place that builds them.
+pub fn options(s: &Settings) -> Result<Options, Error> {
+    let mut o = Options::default();
+    o.dialect = dialect(s.dialect.as_deref())?;
+    o.redact = s.redact;
+    o.raw = s.raw;
+    o.source = s.source.clone();
+    o.observed_at = s.observed_at;
+    if let Some(n) = s.max_line_bytes {
+        if n == 0 {
+            return Err(Error::Invalid("max_line_bytes must be at least 1".into()));
+        }
+        o.max_line_bytes = n;
+    }
+    Ok(o)
+}
+
+/// A normalizer and the NDJSON sink it writes into; the events written are taken as one JSON
+/// array text.
+pub struct Stream {
+    norm: Normalizer,
+    sink: NdjsonSink,
+    finished: bool,
+}
+
+impl Stream {
+    /// A stream with these options.
+    pub fn new(opts: Options) -> Stream {
+        Stream { norm: Normalizer::new(opts), sink: NdjsonSink { buf: Vec::with_capacity(1 << 16) }, finished: false }
+    }
+
+    /// Feeds bytes (any chunking). After [`Stream::finish`] the bytes are ignored.
+    pub fn feed(&mut self, bytes: &[u8]) {
+        if !self.finished {
+            self.norm.feed(bytes, &mut self.sink);
+        }
+    }
+
+    /// Ends the input: the last partial line and `run_ended` are written. A second call does
+    /// nothing.
+    pub fn finish(&mut self) {
+        if !self.finished {
+            self.finished = true;
+            self.norm.finish(&mut self.sink);
+        }
+    }
+
+    /// Whether [`Stream::finish`] was called.
+    pub fn finished(&self) -> bool {
+        self.finished
+    }
+
+    /// How many bytes of events are waiting to be taken.
+    pub fn pending(&self) -> usize {
+        self.sink.buf.len()
+    }
+
+    /// The events written since the last take, as NDJSON (the CLI's bytes).
+    pub fn take_ndjson(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.sink.buf)
+    }
+
+    /// The events written since the last take, as one JSON array text (`[]` when none).
+    pub fn take_array(&mut self) -> String {
+        ndjson_to_array(std::mem::take(&mut self.sink.buf))
+    }
+}
+
+/// Turns NDJSON lines written by the library into one JSON array, in place: a JSON line holds no
+/// raw newline, so each line's newline becomes the separator.
+pub fn ndjson_to_array(mut buf: Vec<u8>) -> String {
+    if buf.is_empty() {
+        return "[]".to_owned();
+    }
+    for b in buf.iter_mut() {
+        if *b == b'\n' {
+            *b = b',';
+        }
+    }
+    // The last newline's place takes the closing bracket; the opening one shifts the bytes in
+    // place (no second buffer: a 50 MB event is not copied again).
+    match buf.last_mut() {
+        Some(last) if *last == b',' => *last = b']',
+        _ => buf.push(b']'),
+    }
+    buf.insert(0, b'[');
+    // The NDJSON sink writes UTF-8 only (bytes that are not are carried as `raw_base64`).
+    String::from_utf8(buf).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// `*.jsonl`, `*.ndjson`, and the same compressed (`.gz`, `.zst`, `.zstd`): what a folder is
+/// walked for (as the CLI does).
+pub fn is_log_name(p: &Path) -> bool {
+    let Some(name) = p.file_name().and_then(|n| n.to_str()) else { return false };
+    let base = [".gz", ".zst", ".zstd"].iter().find_map(|c| name.strip_suffix(c)).unwrap_or(name);
+    base.ends_with(".jsonl") || base.ends_with(".ndjson")
+}
+
+/// The inputs of these paths, as the CLI expands them: a folder is walked recursively (links not
+/// followed, sorted by name) for log files; a file is taken as it is. A path that does not exist
+/// or a folder that cannot be walked is an error.
+pub fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
+    let mut out = Vec::new();
+    for p in paths {
+        let meta = std::fs::metadata(p).map_err(|e| Error::io(p, e))?;
+        if meta.is_dir() {
+            for entry in walkdir::WalkDir::new(p).follow_links(false).sort_by_file_name() {
+                let entry = entry.map_err(|e| {
+                    let name = e.path().unwrap_or(p).to_path_buf();
+                    Error::io(&name, e.into())
+                })?;
+                if entry.file_type().is_file() && is_log_name(entry.path()) {
+                    out.push(entry.into_path());
+                }
+            }
+        } else {
+            out.push(p.clone());
+        }
+    }
+    Ok(out)
+}
+
+/// A buffered reader, decompressed when its first bytes are gzip's or zstd's magic.
+pub type Reader = Box<dyn BufRead + Send>;
+
+/// Opens a file (sniffed for gzip/zstd).
+pub fn open(path: &Path) -> Result<Reader, Error> {
+    let f = File::open(path).map_err(|e| Error::io(path, e))?;
+    if f.metadata().map_err(|e| Error::io(path, e))?.is_dir() {
+        return Err(Error::io(path, io::Error::new(io::ErrorKind::IsADirectory, "is a directory")));
+    }
+    decompressed(Box::new(BufReader::with_capacity(1 << 20, f))).map_err(|e| Error::io(path, e))
+}
+
+/// Wraps a reader in a decoder when its first bytes are gzip's or zstd's magic.
+pub fn decompressed(mut raw: Reader) -> io::Result<Reader> {
+    let head = raw.fill_buf()?;
+    Ok(if head.starts_with(&[0x1f, 0x8b]) {
+        Box::new(BufReader::with_capacity(1 << 20, flate2::bufread::MultiGzDecoder::new(raw)))
+    } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+        Box::new(BufReader::with_capacity(1 << 20, zstd::stream::read::Decoder::with_buffer(raw)?))
+    } else {
+        raw
+    })
+}
+
+/// The events of files and folders, pulled in batches: each input is read by its own normalizer
+/// whose `source` is the input's path (unless the settings name one), as the CLI does.
+pub struct Files {
+    inputs: std::vec::IntoIter<PathBuf>,
+    settings: Settings,
+    current: Option<(PathBuf, Reader, Stream)>,
+    pending_error: Option<Error>,
+}
+
+/// Batches are cut once this many bytes of events are waiting (or an input ends).
+pub const BATCH_BYTES: usize = 256 << 10;
+
+impl Files {
+    /// The inputs of `paths` (expanded now: a missing path is an error here, not later).
+    pub fn new(paths: &[PathBuf], settings: Settings) -> Result<Files, Error> {
+        options(&settings)?;
+        Ok(Files { inputs: expand(paths)?.into_iter(), settings, current: None, pending_error: None })
+    }
+
+    /// The next batch of events as NDJSON bytes, `None` at the end of the last input. An input
+    /// that fails to open or read is an error (its events so far, and its `run_ended`, come first).
+    pub fn next_ndjson(&mut self) -> Result<Option<Vec<u8>>, Error> {
+        if let Some(e) = self.pending_error.take() {
+            return Err(e);
+        }
+        loop {
+            if self.current.is_none() {
+                let Some(path) = self.inputs.next() else { return Ok(None) };
+                let reader = open(&path)?;
+                let mut s = self.settings.clone();
+                s.source = s.source.or_else(|| Some(path.display().to_string()));
+                let stream = Stream::new(options(&s)?);
+                self.current = Some((path, reader, stream));
+            }
+            let Some((path, reader, stream)) = self.current.as_mut() else { continue };
+            let mut failed = None;
+            while stream.pending() < BATCH_BYTES {
+                match reader.fill_buf() {
+                    Ok([]) => {
+                        stream.finish();
+                        break;
+                    }
+                    Ok(chunk) => {
+                        stream.feed(chunk);
+                        let n = chunk.len();
+                        reader.consume(n);
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => {
+                        failed = Some(Error::io(path, e));
+                        stream.finish();
+                        break;
+                    }
+                }
+            }
+            let done = stream.finished();
+            let batch = stream.take_ndjson();
+            if done {
+                self.current = None;
+            }
+            if let Some(e) = failed {
+                // The events before the failure (and its `run_ended`) come first, the error on
+                // the next call.
+                if !batch.is_empty() {
+                    self.pending_error = Some(e);
+                    return Ok(Some(batch));
+                }
+                return Err(e);
+            }
+            if !batch.is_empty() {
+                return Ok(Some(batch));
+            }
+        }
+    }
+}
+
+/// The rows of `agentnorm usage --json` (the totals row last) as NDJSON, or the messages of the
+/// inputs that could not be read. `by` is `session`, `model` or `day`; `since` / `until` are
+/// RFC 3339 or `YYYY-MM-DD`. No path means the CLI's default folders.
+pub fn usage(
+    paths: &[PathBuf],
+    by: &str,
+    since: Option<&str>,
+    until: Option<&str>,
+    dialect_name: Option<&str>,
+) -> Result<Vec<u8>, Error> {
+    let bound = |s: Option<&str>, end: bool, flag: &str| -> Result<Option<i64>, Error> {
+        s.map(|s| {
+            report::parse_bound(s, end)
+                .ok_or_else(|| Error::Invalid(format!("{flag} {s:?}: not RFC 3339 or YYYY-MM-DD")))
+        })
+        .transpose()
+    };
+    let opts = ReportOptions {
+        by: match by {
+            "session" => GroupBy::Session,
+            "model" => GroupBy::Model,
+            "day" => GroupBy::Day,
+            other => {
+                return Err(Error::Invalid(format!("invalid by {other:?} (possible values: session, model, day)")));
+            }
+        },
+        since_ms: bound(since, false, "since")?,
+        until_ms: bound(until, true, "until")?,
+    };
+    let forced = dialect(dialect_name)?;
+    let paths = if paths.is_empty() { default_usage_paths()? } else { paths.to_vec() };
+    let mut rep = Report::default();
+    for path in expand(&paths)? {
+        let mut reader = open(&path)?;
+        let mut o = Options::default();
+        o.dialect = forced;
+        o.observed_at = false;
+        let mut norm = Normalizer::new(o);
+        let mut collector = Collector::new(Some(path.display().to_string()));
+        loop {
+            match reader.fill_buf() {
+                Ok([]) => break,
+                Ok(chunk) => {
+                    norm.feed(chunk, &mut collector);
+                    let n = chunk.len();
+                    reader.consume(n);
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                // A partly read input is not reported: its totals would be short.
+                Err(e) => return Err(Error::io(&path, e)),
+            }
+        }
+        norm.finish(&mut collector);
+        rep.add(collector.finish());
+    }
+    let (rows, totals) = rep.rows(&opts);
+    let mut out = Vec::new();
+    report::write_json(&mut out, &rows, &totals).map_err(|e| Error::Invalid(e.to_string()))?;
+    Ok(out)
+}
+
+/// The CLI's folders for `usage` without a path: the saved sessions of Claude Code and Codex.
+fn default_usage_paths() -> Result<Vec<PathBuf>, Error> {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let dir =
+        |var: &str, dot: &str| std::env::var_os(var).map(PathBuf::from).or_else(|| home.as_ref().map(|h| h.join(dot)));
+    let found: Vec<PathBuf> = [
+        dir("CLAUDE_CONFIG_DIR", ".claude").map(|d| d.join("projects")),
+        dir("CODEX_HOME", ".codex").map(|d| d.join("sessions")),
+    ]
+    .into_iter()
+    .flatten()
+    .filter(|p| p.is_dir())
+    .collect();
+    if found.is_empty() {
+        return Err(Error::Invalid("no PATH given and neither ~/.claude/projects nor ~/.codex/sessions exists".into()));
+    }
+    Ok(found)
+}
+
+/// The first dialect detected in a file (what `agentnorm detect` prints), `None` for `unknown`.
+pub fn detect(path: &Path) -> Result<Option<&'static str>, Error> {
+    let reader = open(path)?;
+    agentnorm::detect::first_dialect(reader).map(|d| d.map(Dialect::as_str)).map_err(|e| Error::io(path, e))
+}
+
+/// The JSON Schema of the events (`agentnorm schema`), as JSON text.
+pub fn schema() -> String {
+    serde_json::to_string(&Event::json_schema()).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ndjson_becomes_one_array() {
+        assert_eq!(ndjson_to_array(Vec::new()), "[]");
+        assert_eq!(ndjson_to_array(b"{\"a\":1}\n".to_vec()), "[{\"a\":1}]");
+        assert_eq!(ndjson_to_array(b"{\"a\":\"x\\ny\"}\n{}\n".to_vec()), "[{\"a\":\"x\\ny\"},{}]");
+    }
+
+    #[test]
+    fn a_stream_writes_what_the_cli_writes() {
+        let mut o = Options::default();
+        o.observed_at = false;
+        let mut s = Stream::new(o);
+        s.feed(b"{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s\"}\nnot json");
+        s.finish();
+        s.finish();
+        let v: Vec<serde_json::Value> = serde_json::from_str(&s.take_array()).unwrap();
+        let types: Vec<&str> = v.iter().map(|e| e["type"].as_str().unwrap()).collect();
+        assert_eq!(types, ["run_started", "session_started", "unknown", "run_ended"]);
+    }
+
+    #[test]
+    fn names_and_errors_say_what_the_cli_says() {
+        assert!(is_log_name(Path::new("a.jsonl.zst")) && !is_log_name(Path::new("a.json")));
+        let e = Files::new(&[PathBuf::from("no/such.jsonl")], Settings::default()).err().unwrap();
+        assert_eq!(e.to_string(), "no/such.jsonl: No such file or directory (os error 2)");
+        assert!(matches!(dialect(Some("nope")), Err(Error::Invalid(_))));
+        assert!(matches!(usage(&[], "week", None, None, None), Err(Error::Invalid(_))));
+    }
+}
