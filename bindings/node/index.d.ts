@@ -32,7 +32,7 @@ export declare class Normalizer {
 export type Source = string | URL | Array<string | URL> | AsyncIterable<Buffer | Uint8Array | string>
 
 /** The events one at a time; files are read and parsed off the event loop. */
-export declare function read(source: Source, options?: NormalizerOptions): AsyncGenerator<Event, void, undefined>
+export declare function read(source: Source, options?: NormalizerOptions): AsyncIterableIterator<Event>
 /** The same events in batches (faster: one await per batch). */
 export declare function readBatches(source: Source, options?: NormalizerOptions): AsyncGenerator<Event[], void, undefined>
 
