@@ -7,6 +7,8 @@
 //! which measured faster than building the dicts from Rust one call at a time). Parsing runs
 //! with the GIL released.
 
+mod build;
+
 use std::path::PathBuf;
 use std::sync::Mutex;
 
@@ -57,6 +59,9 @@ fn bytes_of(obj: &Bound<'_, PyAny>) -> PyResult<PyBackedBytes> {
 
 /// A JSON array text as a Python list of dicts.
 fn to_list<'py>(py: Python<'py>, array: &str) -> PyResult<Bound<'py, PyList>> {
+    if let Some(list) = build::list(py, array) {
+        return list;
+    }
     Ok(loads(py)?.call1((PyString::new(py, array),))?.cast_into::<PyList>()?)
 }
 

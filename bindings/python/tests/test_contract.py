@@ -135,3 +135,55 @@ def test_detect_equals_cli(cli):
 def test_schema_equals_cli(cli):
     out = subprocess.run([str(cli), "schema"], capture_output=True, check=True)
     assert agentnorm.schema() == json.loads(out.stdout)
+
+
+def tool_line(input_json):
+    line = json.dumps(
+        {
+            "type": "assistant",
+            "message": {"id": "m", "content": [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"x": 0}}]},
+            "session_id": "s",
+        }
+    )
+    return (line.replace('{"x": 0}', input_json) + "\n").encode()
+
+
+def tool_input(data):
+    n = agentnorm.Normalizer(observed_at=False)
+    evs = n.feed(data) + n.finish()
+    return [e for e in evs if e["type"] == "tool_started"][0]["input"]
+
+
+def test_tool_input_nested_1000_levels_does_not_raise():
+    # json.loads stops at Python's recursion limit; the contract passes such input through.
+    got = tool_input(tool_line("[" * 1000 + "]" * 1000))
+    depth = 0
+    while isinstance(got, list) and got:
+        got, depth = got[0], depth + 1
+    assert depth == 999 and got == []
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        '"pair \\ud83d\\ude00 and \\u00e9 \\n\\t\\"\\\\\\/"',
+        "18446744073709551615",
+        "-9223372036854775808",
+        "1.5e300",
+        "-0.0",
+        '{"a":[true,false,null,{}],"":[]}',
+        '"\u00e9t\u00e9 \u2603"',
+    ],
+)
+def test_tool_input_values_equal_json_loads(value):
+    assert tool_input(tool_line(value)) == json.loads(value)
+
+
+def test_a_lone_surrogate_becomes_the_replacement_character():
+    # SPEC §1: a lone-surrogate escape is read as U+FFFD, in passed-through tool input too.
+    assert tool_input(tool_line('"lone \\ud800 surrogate"')) == "lone \ufffd surrogate"
+
+
+def test_an_integer_beyond_64_bits_is_written_as_a_float():
+    # As the CLI writes it (1.2345678901234568e+29): the SPEC says nothing of such integers.
+    assert tool_input(tool_line("123456789012345678901234567890")) == 1.2345678901234568e29
