@@ -134,3 +134,18 @@ test('invalid options throw', async () => {
     message: 'since "yesterday": not RFC 3339 or YYYY-MM-DD',
   })
 })
+
+test('tool input nested 1000 levels comes through', () => {
+  const line = JSON.stringify({
+    type: 'assistant',
+    message: { id: 'm', content: [{ type: 'tool_use', id: 't1', name: 'Bash', input: { x: 0 } }] },
+    session_id: 's',
+  }).replace('{"x":0}', '['.repeat(1000) + ']'.repeat(1000))
+  const n = new agentnorm.Normalizer({ observedAt: false })
+  const evs = [...n.feed(line + '\n'), ...n.finish()]
+  let got = evs.find((e) => e.type === 'tool_started').input
+  let depth = 0
+  while (Array.isArray(got) && got.length) [got, depth] = [got[0], depth + 1]
+  assert.equal(depth, 999)
+  assert.deepStrictEqual(got, [])
+})
