@@ -18,6 +18,6 @@ fi
 py="$bt/venv/bin/python"
 [ -x "$py" ] || { echo "no $py: run scripts/test-bindings.sh python first" >&2; exit 1; }
 echo "file: $file ($(du -m "$file" | cut -f1) MB), medians of $runs, $(nproc) cores"
-printf 'way\tseconds\tMB/s\tevents\tevents/s\n'
+printf 'way\twall s\tCPU s\tMB/s\tevents\tevents/s\tevents/CPU s\n'
 "$py" bindings/python/bench.py "$file" "$runs"
 node bindings/node/bench.js "$file" "$runs"

@@ -4,7 +4,8 @@ per line plus a dict rewrite), on one file, same run, medians of N.
 
     python bindings/python/bench.py FILE [RUNS]
 
-Prints one tab-separated row per way: name, seconds (median), MB/s, events (dicts) made, events/s.
+Prints one tab-separated row per way: name, wall seconds, CPU seconds (medians), MB/s (wall),
+events (dicts) made, events/s (wall), events per CPU second (steadier on a shared machine).
 """
 
 import json
@@ -86,13 +87,14 @@ def main():
         ("python: agentnorm.read(path)", agentnorm_read),
         ("python: agentnorm.Normalizer.feed (1 MB chunks)", agentnorm_feed),
     ]:
-        times, events = [], 0
+        times, cpus, events = [], [], 0
         for _ in range(runs):
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             events = fn(path)
             times.append(time.perf_counter() - t0)
-        t = statistics.median(times)
-        print(f"{name}\t{t:.3f}\t{size / t / 1e6:.1f}\t{events}\t{events / t:.0f}", flush=True)
+            cpus.append(time.process_time() - c0)
+        t, c = statistics.median(times), statistics.median(cpus)
+        print(f"{name}\t{t:.3f}\t{c:.3f}\t{size / t / 1e6:.1f}\t{events}\t{events / t:.0f}\t{events / c:.0f}", flush=True)
 
 
 if __name__ == "__main__":
