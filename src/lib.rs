@@ -8,9 +8,9 @@
 //! the README); [`Event`]'s docs describe each type.
 //!
 //! The library does no I/O: feed a [`Normalizer`] bytes in any chunks and collect events in a
-//! [`Sink`]. For people, [`render`] turns events into a transcript of typed spans (tool calls
+//! [`Sink`]. For people, [`view`] turns events into a transcript of typed spans (tool calls
 //! with their outcome, Markdown, plans, usage), independent of the medium; its
-//! [`render::PrettySink`] is the terminal view of `--format pretty`.
+//! [`view::PrettySink`] is the terminal view of `--format pretty`.
 //!
 //! ```
 //! use agentnorm::{Event, Normalizer, Options};
@@ -31,27 +31,14 @@
 //! ```
 #![deny(missing_docs)]
 
-pub mod chunked;
-pub mod coalesce;
-pub mod detect;
 pub mod dialect;
 pub mod event;
-pub mod frame;
-pub mod html;
-pub mod json;
 pub mod normalize;
-pub mod prices;
-pub mod redact;
-pub mod render;
-pub mod report;
-pub mod safe;
-mod scan;
+mod read;
 pub mod sink;
-pub mod stderr;
-pub mod time;
-pub mod usage;
+pub mod view;
 
-pub use coalesce::Coalescer;
+pub use event::sink::{NdjsonSink, Sink};
 pub use event::{Dialect, Envelope, Event, Json, ModelUsage, Text, Usage};
 pub use normalize::{Decoded, Fold, Normalizer, Options, Summary, TypeFilter, decode};
-pub use sink::{NdjsonSink, Sink};
+pub use sink::coalesce::Coalescer;

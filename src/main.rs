@@ -3,12 +3,8 @@
 //! `--help`).
 
 mod cli;
-mod exec;
-mod input;
-mod mapped;
-mod pipes;
-mod progress;
-mod readahead;
+
+use cli::{exec, input, pipes, progress};
 
 use std::io::{self, IsTerminal as _, Write};
 use std::path::PathBuf;
@@ -16,10 +12,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-use agentnorm::coalesce::Coalescer;
-use agentnorm::html::HtmlSink;
 use agentnorm::normalize::TypeFilter;
-use agentnorm::render::{ColorMode, Terminal};
+use agentnorm::sink::coalesce::Coalescer;
+use agentnorm::view::html::HtmlSink;
+use agentnorm::view::{ColorMode, Terminal};
 use agentnorm::{Dialect, Event, NdjsonSink, Options};
 use anyhow::{Context, Result};
 use clap::{CommandFactory as _, Parser as _};
@@ -81,7 +77,7 @@ fn detect(paths: &[PathBuf]) -> Result<u8> {
     let mut stdout = io::stdout().lock();
     for input in input::expand(paths, &mut failed) {
         match input::open(&input, agentnorm::normalize::DEFAULT_MAX_LINE_BYTES)
-            .and_then(agentnorm::detect::first_dialect)
+            .and_then(agentnorm::dialect::detect::first_dialect)
         {
             Ok(d) => writeln!(stdout, "{}\t{}", d.map_or("unknown", Dialect::as_str), input.name())?,
             Err(e) => {
@@ -255,7 +251,7 @@ fn default_usage_paths() -> Vec<PathBuf> {
 }
 
 fn usage(args: UsageArgs) -> Result<u8> {
-    use agentnorm::report::{self, Collector, GroupBy, Report, ReportOptions};
+    use agentnorm::sink::report::{self, Collector, GroupBy, Report, ReportOptions};
     let bound = |s: &Option<String>, end: bool, flag: &str| -> Result<Option<i64>> {
         s.as_deref()
             .map(|s| report::parse_bound(s, end).with_context(|| format!("{flag} {s:?}: not RFC 3339 or YYYY-MM-DD")))

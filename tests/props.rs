@@ -320,7 +320,7 @@ proptest! {
 /// The pretty view of `input`, fed in pieces cut at `cuts`, with a live flush after each piece
 /// when `live`.
 fn pretty_in_chunks(input: &[u8], cuts: &[usize], width: usize, live: bool) -> String {
-    use agentnorm::render::{PrettySink, Terminal};
+    use agentnorm::view::{PrettySink, Terminal};
     let mut sink = PrettySink::new(Terminal { width, color: true });
     let mut n = Normalizer::new(Options { observed_at: false, ..Options::default() });
     let mut start = 0;
@@ -363,7 +363,7 @@ proptest! {
         let plain = strip_sgr(&batch);
         for row in plain.lines() {
             prop_assert!(row.width() <= width, "row wider than {}: {:?}", width, row);
-            prop_assert!(!row.chars().any(agentnorm::safe::is_unsafe), "unsafe character in {:?}", row);
+            prop_assert!(!row.chars().any(agentnorm::sink::safe::is_unsafe), "unsafe character in {:?}", row);
         }
         let live = strip_sgr(&pretty_in_chunks(&input, &cuts, width, true));
         prop_assert_eq!(outcomes(&live), outcomes(&plain));

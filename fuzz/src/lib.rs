@@ -117,7 +117,7 @@ pub fn check_output(out: &[u8], lines: u64) {
         let ev: Event =
             serde::Deserialize::deserialize(&mut de).unwrap_or_else(|e| panic!("not an Event ({e}): {line}"));
         let mut again = Vec::new();
-        agentnorm::json::write_event(&mut again, &ev);
+        agentnorm::event::json::write_event(&mut again, &ev);
         let again = std::str::from_utf8(&again).expect("UTF-8");
         assert_eq!(parse(again.trim_end_matches('\n')), v, "Event round trip changed the line:\n{line}\n{again}");
         last = Some(v);

@@ -6,9 +6,9 @@
 //! expressed as [`Piece`]s the fold resolves (once per `message.id`; text exactly once).
 
 use super::{Mapped, NO_ID, Piece, content_text, failure_kind, subagent_status, summary, tool_kind};
+use crate::dialect::usage;
 use crate::event::{Envelope, Event, FailureKind, Level, SubagentOperation, SubagentStatus, Text, UnknownReason};
-use crate::frame::Val;
-use crate::usage;
+use crate::read::frame::Val;
 
 /// Maps one Claude frame.
 pub fn map(f: Val<'_>, m: &mut Mapped) {

@@ -46,9 +46,9 @@
 
 use super::claude::{self, NotContent};
 use super::{Mapped, Piece, failure_kind};
+use crate::dialect::usage;
 use crate::event::{Envelope, Event, FailureKind, Level, UnknownReason};
-use crate::frame::Val;
-use crate::usage;
+use crate::read::frame::Val;
 
 /// Maps one transcript line.
 ///

@@ -11,11 +11,11 @@
 //! summary of a shell argv and the diagnostic of an `error` message.
 
 use super::{Mapped, NO_ID, Piece, content_text, diagnostic, failure_kind, plan_items, subagent_status};
+use crate::dialect::usage;
 use crate::event::{
     Envelope, Event, Level, SubagentOperation, SubagentStatus, Text, ToolKind, UnknownReason, UsageScope,
 };
-use crate::frame::Val;
-use crate::usage;
+use crate::read::frame::Val;
 
 /// Maps one Codex frame.
 pub fn map(f: Val<'_>, m: &mut Mapped) {
@@ -314,11 +314,11 @@ pub(crate) fn token_count(p: Val<'_>, at: Option<&str>, m: &mut Mapped) {
 /// no status; when `rate_limit_reached_type` names a reached limit, the windows used to 100% are
 /// `rejected`.
 fn rate_limits(rl: Val<'_>, at: Option<&str>, m: &mut Mapped) {
-    let base_ms = at.and_then(crate::time::parse_rfc3339_ms);
+    let base_ms = at.and_then(crate::read::time::parse_rfc3339_ms);
     let relative = |v: Option<Val<'_>>| {
         let secs = v?.f64()?;
         let base = base_ms?;
-        (0.0..1e12).contains(&secs).then(|| crate::time::rfc3339_millis(base + (secs * 1000.0) as i64))
+        (0.0..1e12).contains(&secs).then(|| crate::read::time::rfc3339_millis(base + (secs * 1000.0) as i64))
     };
     let reached = rl.str_at("rate_limit_reached_type").is_some();
     for slot in ["primary", "secondary"] {

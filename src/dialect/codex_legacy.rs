@@ -22,9 +22,9 @@
 
 use super::codex::{shell_summary, token_count};
 use super::{Mapped, NO_ID, content_text, diagnostic, failure_kind, one_line, plan_items};
+use crate::dialect::usage;
 use crate::event::{Envelope, Event, Level, Text, ToolKind, UnknownReason};
-use crate::frame::Val;
-use crate::usage;
+use crate::read::frame::Val;
 
 /// Maps one legacy Codex line.
 pub fn map(f: Val<'_>, m: &mut Mapped) {

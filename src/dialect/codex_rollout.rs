@@ -43,7 +43,7 @@
 use super::codex::{error_diagnostic, shell_summary, token_count};
 use super::{HistoryMark, Mapped, NO_ID, Piece, diagnostic, failure_kind, one_line, summary, tool_kind};
 use crate::event::{Envelope, Event, FailureKind, Json, Level, Text, ToolKind, UnknownReason};
-use crate::frame::{Val, decode_embedded, with_embedded_object};
+use crate::read::frame::{Val, decode_embedded, with_embedded_object};
 
 /// Maps one rollout line.
 pub fn map(f: Val<'_>, m: &mut Mapped) {

@@ -27,9 +27,9 @@
 //!   the turn's aggregate (there is no per-request usage, so no `usage` events).
 
 use super::{Mapped, NO_ID, Piece, failure_kind, one_line, summary, tool_kind};
+use crate::dialect::usage;
 use crate::event::{Envelope, Event, FailureKind, PlanItem, PlanStatus, Text, ToolKind, UnknownReason};
-use crate::frame::Val;
-use crate::usage;
+use crate::read::frame::Val;
 
 /// Maps one Cursor frame.
 pub fn map(f: Val<'_>, m: &mut Mapped) {
@@ -329,7 +329,7 @@ fn tool_call(f: Val<'_>, m: &mut Mapped) {
         .to_owned();
     let kind = kind(&call.name);
     let input = match call.args_string {
-        Some(s) => crate::frame::decode_embedded(s),
+        Some(s) => crate::read::frame::decode_embedded(s),
         None => call.args.map(|a| a.to_json()),
     };
     // A completion line carries a start too: dropped by the fold when the start was seen, else
@@ -531,7 +531,7 @@ fn success_output(name: &str, s: Val<'_>) -> Option<Text> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::frame::Parser;
+    use crate::read::frame::Parser;
 
     fn mapped(line: &str) -> Mapped {
         let mut m = Mapped::default();

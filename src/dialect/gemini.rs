@@ -20,9 +20,9 @@
 //!   dropped by the fold.
 
 use super::{Mapped, NO_ID, Piece, content_text, diagnostic, failure_kind, one_line, summary, tool_kind};
+use crate::dialect::usage;
 use crate::event::{Envelope, Event, FailureKind, Level, Text, UnknownReason, Usage};
-use crate::frame::Val;
-use crate::usage;
+use crate::read::frame::Val;
 
 /// Maps one Gemini frame (a stream-json line or the `--output-format json` object).
 pub fn map(f: Val<'_>, m: &mut Mapped) {

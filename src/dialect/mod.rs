@@ -12,14 +12,17 @@ pub mod codex;
 pub mod codex_legacy;
 pub mod codex_rollout;
 pub mod cursor;
+pub mod detect;
 pub mod gemini;
 pub mod opencode;
+pub mod stderr;
+pub mod usage;
 
 use crate::event::{
     Envelope, Event, FailureKind, Json, Level, PlanItem, PlanStatus, SubagentStatus, Text, ToolKind, UnknownReason,
     Usage,
 };
-use crate::frame::Val;
+use crate::read::frame::Val;
 
 /// One result of mapping a frame, before the stream's state is applied.
 #[derive(Debug, Clone, PartialEq)]
@@ -350,8 +353,8 @@ pub fn percent(fraction: f64) -> Option<f64> {
 /// anything else is left out.
 pub fn reset_time(v: Val<'_>) -> Option<String> {
     match v.str() {
-        Some(s) => crate::time::parse_rfc3339_ms(s).map(crate::time::rfc3339_millis),
-        None => crate::time::from_epoch(v.f64()?),
+        Some(s) => crate::read::time::parse_rfc3339_ms(s).map(crate::read::time::rfc3339_millis),
+        None => crate::read::time::from_epoch(v.f64()?),
     }
 }
 
@@ -455,7 +458,7 @@ pub fn text_line(t: &Text) -> Option<String> {
     let mut decoded = String::new();
     while want < inner.len() {
         decoded.clear();
-        crate::scan::unescape(&inner[..escape_boundary(inner, want)], &mut decoded);
+        crate::read::scan::unescape(&inner[..escape_boundary(inner, want)], &mut decoded);
         if let Some(line) = settled_line(&decoded) {
             return line;
         }
@@ -596,7 +599,7 @@ pub fn failure_kind(message: &str) -> FailureKind {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::frame::Parser;
+    use crate::read::frame::Parser;
     use proptest::prelude::Just;
 
     #[test]

@@ -19,9 +19,9 @@
 //! - `tokens.output` leaves reasoning out; SPEC §4 adds it back (`usage::opencode`).
 
 use super::{Mapped, NO_ID, Piece, content_text, failure_kind, one_line, summary, tool_kind};
+use crate::dialect::usage;
 use crate::event::{Envelope, Event, FailureKind, UnknownReason};
-use crate::frame::Val;
-use crate::usage;
+use crate::read::frame::Val;
 
 /// Maps one OpenCode frame.
 pub fn map(f: Val<'_>, m: &mut Mapped) {

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use crate::event::{ModelUsage, Usage};
-use crate::frame::Val;
+use crate::read::frame::Val;
 
 /// Claude's `usage` object (`input_tokens`, `cache_read_input_tokens`,
 /// `cache_creation_input_tokens`, `output_tokens`).
@@ -259,7 +259,7 @@ pub fn non_empty(u: Usage) -> Option<Usage> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::frame::Parser;
+    use crate::read::frame::Parser;
 
     fn fold(line: &str, f: fn(Val<'_>) -> Usage) -> Usage {
         Parser::default().with_frame(line.as_bytes(), |v| f(v.unwrap()))

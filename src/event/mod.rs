@@ -24,6 +24,9 @@ use std::fmt;
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+pub mod json;
+pub mod sink;
+
 /// Version of the output contract this build writes (`run_started.contract`).
 pub const CONTRACT_VERSION: u32 = 1;
 
@@ -335,7 +338,7 @@ impl Text {
         match &self.0 {
             TextRepr::Plain(s) => Cow::Borrowed(s),
             TextRepr::Escaped(q) if !q.contains('\\') => Cow::Borrowed(&q[1..q.len() - 1]),
-            TextRepr::Escaped(q) => Cow::Owned(crate::json::decode_quoted(q)),
+            TextRepr::Escaped(q) => Cow::Owned(crate::event::json::decode_quoted(q)),
         }
     }
 
@@ -384,7 +387,7 @@ impl Serialize for Text {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match &self.0 {
             TextRepr::Plain(s) => serializer.serialize_str(s),
-            TextRepr::Escaped(e) => crate::json::serialize_escaped(e, serializer),
+            TextRepr::Escaped(e) => crate::event::json::serialize_escaped(e, serializer),
         }
     }
 }
@@ -442,7 +445,7 @@ impl fmt::Debug for Json {
 
 impl Serialize for Json {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        crate::json::serialize_raw_json(&self.0, serializer)
+        crate::event::json::serialize_raw_json(&self.0, serializer)
     }
 }
 
@@ -494,8 +497,8 @@ macro_rules! events {
                 match self {
                     $(
                         Event::$variant { env, $( $field, )* } => {
-                            crate::json::open_event(out, self.type_name(), env);
-                            $( crate::json::Field::write_field($field, concat!(",\"", stringify!($field), "\":"), out); )*
+                            crate::event::json::open_event(out, self.type_name(), env);
+                            $( crate::event::json::Field::write_field($field, concat!(",\"", stringify!($field), "\":"), out); )*
                         }
                     )*
                 }

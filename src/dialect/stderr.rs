@@ -127,7 +127,7 @@ fn account(text: &str, lower: &str) -> Option<Event> {
     if let Some((head, epoch)) = message.rsplit_once('|')
         && !epoch.is_empty()
         && epoch.bytes().all(|b| b.is_ascii_digit())
-        && let Some(at) = epoch.parse::<f64>().ok().and_then(crate::time::from_epoch)
+        && let Some(at) = epoch.parse::<f64>().ok().and_then(crate::read::time::from_epoch)
     {
         message = format!("{} (resets {at})", head.trim_end());
     }

@@ -25,9 +25,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
 use crate::event::Dialect;
-use crate::frame::Parser;
+use crate::event::sink::Sink;
 use crate::normalize::{Decoded, Normalizer, decode};
-use crate::sink::Sink;
+use crate::read::frame::Parser;
 
 /// One line of a chunk, decoded ahead of the fold.
 #[derive(Debug)]

@@ -27,12 +27,12 @@
 //!    they are added to the turn. A turn whose requests were all counted already is a replay
 //!    and counts nothing.
 //! 3. Costs: what the CLI reported (`cost_source: "reported"`: Claude `total_cost_usd` deltas,
-//!    OpenCode per-turn `cost`), else an estimate from [`crate::prices`] by the request's model
+//!    OpenCode per-turn `cost`), else an estimate from [`crate::sink::prices`] by the request's model
 //!    (`estimated`); a group that holds tokens of a model the table does not know gets no cost.
 //!
 //! ```
 //! use agentnorm::{Normalizer, Options};
-//! use agentnorm::report::{Collector, GroupBy, Report, ReportOptions};
+//! use agentnorm::sink::report::{Collector, GroupBy, Report, ReportOptions};
 //! let input = br#"{"type":"thread.started","thread_id":"t1"}
 //! {"type":"turn.completed","usage":{"input_tokens":10,"cached_input_tokens":4,"output_tokens":3}}
 //! {"type":"turn.completed","usage":{"input_tokens":30,"cached_input_tokens":20,"output_tokens":5}}
@@ -54,10 +54,10 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
+use crate::dialect::usage::{self, add};
+use crate::event::sink::Sink;
 use crate::event::{Dialect, Event, ModelUsage, Usage, UsageScope};
-use crate::prices;
-use crate::sink::Sink;
-use crate::usage::{self, add};
+use crate::sink::prices;
 
 /// One model request's usage, as read from a `usage` event.
 #[derive(Debug, Clone)]
@@ -391,7 +391,7 @@ impl Report {
             }
             fresh.push(r);
         }
-        let at_of = |at: &Option<String>| at.as_deref().and_then(crate::time::parse_rfc3339_ms);
+        let at_of = |at: &Option<String>| at.as_deref().and_then(crate::read::time::parse_rfc3339_ms);
         let Some(end) = turn.end.filter(|e| e.usage.is_some() || e.cost.is_some()) else {
             // No aggregate: the sum of the requests, each its own part.
             for r in fresh {
@@ -460,9 +460,9 @@ impl Report {
                 GroupBy::Session => (part.session, String::new()),
                 // Unknown models sort last.
                 GroupBy::Model => part.model.as_ref().map_or((1, String::new()), |m| (0, m.clone())),
-                GroupBy::Day => part
-                    .at_ms
-                    .map_or((1, "unknown".to_owned()), |ms| (0, crate::time::rfc3339_millis(ms)[..10].to_owned())),
+                GroupBy::Day => part.at_ms.map_or((1, "unknown".to_owned()), |ms| {
+                    (0, crate::read::time::rfc3339_millis(ms)[..10].to_owned())
+                }),
             };
             groups.entry(key).or_default().push(part);
             total.push(part);
@@ -563,11 +563,11 @@ impl Acc {
 /// Parses a `--since` / `--until` bound: RFC 3339, or `YYYY-MM-DD` (UTC; the day's start, or
 /// with `end_of_day` its last millisecond).
 pub fn parse_bound(s: &str, end_of_day: bool) -> Option<i64> {
-    if let Some(ms) = crate::time::parse_rfc3339_ms(s) {
+    if let Some(ms) = crate::read::time::parse_rfc3339_ms(s) {
         return Some(ms);
     }
     if s.len() == 10 {
-        let start = crate::time::parse_rfc3339_ms(&format!("{s}T00:00:00Z"))?;
+        let start = crate::read::time::parse_rfc3339_ms(&format!("{s}T00:00:00Z"))?;
         return Some(if end_of_day { start + 86_400_000 - 1 } else { start });
     }
     None
@@ -686,7 +686,7 @@ pub fn write_table(w: &mut impl Write, by: GroupBy, rows: &[Row], totals: &Row) 
             cells.push(if row.totals { String::new() } else { row.source.clone().unwrap_or_else(|| "-".into()) });
         }
         // Session ids, models and paths come from the agent's files: shown, never obeyed.
-        lines.push(cells.into_iter().map(|c| crate::safe::printable(&c).into_owned()).collect());
+        lines.push(cells.into_iter().map(|c| crate::sink::safe::printable(&c).into_owned()).collect());
     }
     let ncols = lines[0].len();
     let widths: Vec<usize> =

@@ -15,12 +15,15 @@ use std::collections::HashMap;
 
 use base64::Engine as _;
 
-use crate::detect::{Detector, Fit, fit};
+pub mod parallel;
+pub mod redact;
+
+use crate::dialect::detect::{Detector, Fit, fit};
+use crate::dialect::usage;
 use crate::dialect::{self, HistoryMark, Mapped, Piece};
+use crate::event::sink::Sink;
 use crate::event::{CONTRACT_VERSION, Dialect, Envelope, Event, Text, ToolKind, UnknownReason, Usage};
-use crate::frame::{NotFrame, Parser};
-use crate::sink::Sink;
-use crate::usage;
+use crate::read::frame::{NotFrame, Parser};
 
 /// Default `--max-line-bytes`: 64 MiB.
 pub const DEFAULT_MAX_LINE_BYTES: usize = 64 << 20;
@@ -41,7 +44,7 @@ pub struct Options {
     /// Lines longer than this become `unknown` `line_too_long`.
     pub max_line_bytes: usize,
     /// Mask secrets in every event before it reaches the sink, also secrets split over streamed
-    /// text pieces (`--redact`, [`crate::redact`]).
+    /// text pieces (`--redact`, [`crate::normalize::redact`]).
     pub redact: bool,
 }
 
@@ -138,7 +141,7 @@ thread_local! {
 }
 
 /// Maps one frame with the adapter of dialect `d`.
-fn map_with(d: Dialect, frame: crate::frame::Val<'_>, m: &mut Mapped) {
+fn map_with(d: Dialect, frame: crate::read::frame::Val<'_>, m: &mut Mapped) {
     match d {
         Dialect::Claude => dialect::claude::map(frame, m),
         Dialect::ClaudeTranscript => dialect::claude_transcript::map(frame, m),
@@ -176,7 +179,7 @@ pub fn decode(parser: &mut Parser, line: &[u8], forced: Option<Dialect>) -> Deco
             // Only a UTF-8 line can be a diagnostic: its `raw` is text, while an `unknown` keeps
             // any other line losslessly (`raw_base64`).
             let diagnostic = if reason == UnknownReason::NotJson {
-                std::str::from_utf8(line).ok().and_then(crate::stderr::recognize).map(Box::new)
+                std::str::from_utf8(line).ok().and_then(crate::dialect::stderr::recognize).map(Box::new)
             } else {
                 None
             };
@@ -244,7 +247,7 @@ pub struct Fold {
     /// The history a forked or subagent rollout copied from its parent, while it is being read.
     copy: Option<HistoryCopy>,
     /// `--redact`'s memory of text arriving in pieces.
-    redaction: crate::redact::Redaction,
+    redaction: crate::normalize::redact::Redaction,
 }
 
 /// A forked or subagent rollout's copy of its ancestors' history, being read.
@@ -596,7 +599,7 @@ impl Fold {
         if self.copy.is_none() && !starts {
             return false;
         }
-        let at_ms = at.and_then(crate::time::parse_rfc3339_ms);
+        let at_ms = at.and_then(crate::read::time::parse_rfc3339_ms);
         if let Some(copy) = &mut self.copy {
             // A line without a time cannot be shown to be later: it stays in the copy.
             let later = at_ms.is_some_and(|t| t.saturating_sub(copy.last_ms) >= COPY_GAP_MS);
@@ -1000,7 +1003,7 @@ impl Fold {
     fn emit_ref(&mut self, ev: &mut Event, line: Option<(u64, Option<Dialect>)>, sink: &mut dyn Sink) {
         let stream_session = !matches!(ev, Event::RunStarted { .. } | Event::RunEnded { .. });
         if self.opts.observed_at && self.observed_at.is_none() {
-            self.observed_at = Some(crate::time::now());
+            self.observed_at = Some(crate::read::time::now());
         }
         let env = ev.env_mut();
         if let Some((n, d)) = line {
@@ -1075,9 +1078,9 @@ fn id_from_line(tool_id: &mut String, line_no: u64) {
 /// in any offset brought to UTC, anything else (a placeholder such as `<TIMESTAMP>`) left out.
 fn normalize_at(at: &str) -> Option<String> {
     if let Ok(n) = at.parse::<f64>() {
-        return crate::time::from_epoch(n);
+        return crate::read::time::from_epoch(n);
     }
-    crate::time::parse_rfc3339_ms(at).map(crate::time::rfc3339_millis)
+    crate::read::time::parse_rfc3339_ms(at).map(crate::read::time::rfc3339_millis)
 }
 
 /// The first 200 characters of a line (`unknown.sample`).
@@ -1141,7 +1144,7 @@ pub struct Normalizer {
 struct PreLines {
     /// The line number of the next entry.
     next: u64,
-    entries: std::vec::IntoIter<Option<crate::chunked::PreLine>>,
+    entries: std::vec::IntoIter<Option<crate::normalize::parallel::PreLine>>,
 }
 
 /// A pretty-printed JSON document spread over several lines (Gemini's `--output-format json`):
@@ -1178,11 +1181,11 @@ impl Normalizer {
     }
 
     /// Feeds the next bytes of the stream like [`feed`](Normalizer::feed), with the lines that
-    /// [`chunked::predecode`](crate::chunked::predecode) decoded from the same bytes (on any
+    /// [`chunked::predecode`](crate::normalize::parallel::predecode) decoded from the same bytes (on any
     /// thread). The output is exactly `feed`'s: the splitter, the document and long-line rules
     /// and the fold run here as always; only the stateless decode of a line is taken from `pre`
     /// where it was made from the very bytes the splitter hands out.
-    pub fn feed_predecoded(&mut self, chunk: &[u8], pre: crate::chunked::Predecoded, sink: &mut dyn Sink) {
+    pub fn feed_predecoded(&mut self, chunk: &[u8], pre: crate::normalize::parallel::Predecoded, sink: &mut dyn Sink) {
         // A line already begun before this chunk completes first and was not decoded there.
         let pending = !self.carry.is_empty() || self.overlong.is_some();
         if pre.mid_line == pending {
@@ -1229,7 +1232,7 @@ impl Normalizer {
     pub fn feed(&mut self, mut chunk: &[u8], sink: &mut dyn Sink) {
         self.ensure_started(sink);
         if self.fold.opts.observed_at {
-            self.fold.set_observed_at(crate::time::now());
+            self.fold.set_observed_at(crate::read::time::now());
         }
         while !chunk.is_empty() {
             let nl = memchr::memchr(b'\n', chunk);

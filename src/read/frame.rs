@@ -14,7 +14,7 @@
 use bumpalo::Bump;
 
 use crate::event::{Json, Text, UnknownReason};
-use crate::scan::{Kind, Node, ScanError, Scanner, parse_f64, unescape, unescaped_len};
+use crate::read::scan::{Kind, Node, ScanError, Scanner, parse_f64, unescape, unescaped_len};
 
 /// Strings at least this long are passed through as the escaped bytes of the input.
 pub const RAW_MIN: usize = 256;
@@ -556,7 +556,7 @@ impl<'t> Val<'t> {
     }
 
     /// The value as compact JSON (duplicate keys collapsed, last wins).
-    pub fn to_json(&self) -> Json {
+    pub fn to_json(self) -> Json {
         // The compact form is about as long as the input's (whitespace and some escapes
         // dropped): one allocation instead of a growth by doubling.
         let mut out = Vec::with_capacity(self.span().len());
@@ -566,7 +566,7 @@ impl<'t> Val<'t> {
 
     /// The value as compact JSON with every `null` left out (object members and array elements):
     /// for fields other than `tool_started.input`, where the contract allows no null.
-    pub fn to_json_without_nulls(&self) -> Json {
+    pub fn to_json_without_nulls(self) -> Json {
         let mut out = Vec::with_capacity(self.span().len());
         self.write_json(&mut out, true);
         Json::from_trusted(String::from_utf8(out).unwrap_or_default())
@@ -582,7 +582,7 @@ impl<'t> Val<'t> {
                 if out.len() > 1 {
                     out.push(b',');
                 }
-                crate::json::push_str(&mut out, k);
+                crate::event::json::push_str(&mut out, k);
                 out.push(b':');
                 v.write_json(&mut out, false);
             }
@@ -595,7 +595,7 @@ impl<'t> Val<'t> {
         match self.node().kind {
             Kind::Str => match self.output_literal() {
                 Some(q) => out.extend_from_slice(q.as_bytes()),
-                None => crate::json::push_str(out, self.str().unwrap_or_default()),
+                None => crate::event::json::push_str(out, self.str().unwrap_or_default()),
             },
             Kind::Object => {
                 out.push(b'{');
@@ -605,7 +605,7 @@ impl<'t> Val<'t> {
                         out.push(b',');
                     }
                     first = false;
-                    crate::json::push_str(out, k);
+                    crate::event::json::push_str(out, k);
                     out.push(b':');
                     v.write_json(out, skip_nulls);
                 }
@@ -788,7 +788,10 @@ mod tests {
         with(&line, |v| {
             let t = v.text_at("b").unwrap();
             let mut out = Vec::new();
-            crate::json::write_event(&mut out, &crate::Event::UserMessage { env: Default::default(), text: t.clone() });
+            crate::event::json::write_event(
+                &mut out,
+                &crate::Event::UserMessage { env: Default::default(), text: t.clone() },
+            );
             let s = String::from_utf8(out).unwrap();
             assert!(s.contains(&body), "raw bytes passed through");
             assert_eq!(t.as_str(), v.str_at("b").unwrap());

@@ -26,7 +26,7 @@ enum Container {
 /// lists). Paragraphs and other blocks are separated by blank lines.
 ///
 /// ```
-/// use agentnorm::render::{markdown, SpanKind, Wrap};
+/// use agentnorm::view::{markdown, SpanKind, Wrap};
 /// let lines = markdown("# Title\n\nSome *emphasis* and `code`.\n\n- one\n- two\n\n```rust\nfn main() {}\n```\n");
 /// assert_eq!(lines[0].spans[0].kind, SpanKind::Heading(1));
 /// let code = lines.iter().find(|l| l.wrap == Wrap::Pre).unwrap();

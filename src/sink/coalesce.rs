@@ -23,13 +23,13 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
+use crate::event::sink::Sink;
 use crate::event::{Dialect, Envelope, Event, Level, Text};
-use crate::sink::Sink;
 
 /// Collects `diagnostic` events and coalesces them per `dedupe_key` (other events are ignored).
 ///
 /// ```
-/// use agentnorm::coalesce::Coalescer;
+/// use agentnorm::sink::coalesce::Coalescer;
 /// use agentnorm::{Event, Normalizer, Options};
 ///
 /// let log = b"WARN codex_core::plugins: plugin is not installed plugin=\"github@openai-curated\"
@@ -387,7 +387,7 @@ mod tests {
     #[test]
     fn output_reads_back_and_has_no_null() {
         let out = coalesce(&[occ(&["p"], Level::Warning, 1, Some("f.jsonl"), "r")]);
-        let mut sink = crate::sink::NdjsonSink::default();
+        let mut sink = crate::event::sink::NdjsonSink::default();
         let mut c = Coalescer::new();
         c.event(&out[0]);
         c.finish_into(&mut sink);

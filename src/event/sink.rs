@@ -28,6 +28,6 @@ pub struct NdjsonSink {
 
 impl Sink for NdjsonSink {
     fn event(&mut self, ev: &Event) {
-        crate::json::write_event(&mut self.buf, ev);
+        crate::event::json::write_event(&mut self.buf, ev);
     }
 }

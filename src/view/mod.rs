@@ -9,7 +9,7 @@
 //!
 //! Every string of the model (spans, tool calls, footers, blocks) is safe to show:
 //! agent-controlled text went through
-//! [`crate::safe::printable`] (escape sequences, C1 and bidi controls written as visible
+//! [`crate::sink::safe::printable`] (escape sequences, C1 and bidi controls written as visible
 //! `\u{1b}` text), tabs are expanded, and no span holds a line break. A medium only escapes its
 //! own syntax (`<`, `&` for HTML).
 //!
@@ -20,7 +20,7 @@
 //! [`Renderer::finish`] shows the rest.
 //!
 //! ```
-//! use agentnorm::render::{BlockKind, Outcome, SpanKind};
+//! use agentnorm::view::{BlockKind, Outcome, SpanKind};
 //! use agentnorm::{Event, Normalizer, Options};
 //!
 //! let input = br#"{"type":"thread.started","thread_id":"t1"}
@@ -34,7 +34,7 @@
 //! n.feed(input, &mut events);
 //! n.finish(&mut events);
 //!
-//! let blocks = agentnorm::render::render_all(&events);
+//! let blocks = agentnorm::view::render_all(&events);
 //! let tool = blocks.iter().find_map(|b| b.tool.as_ref()).unwrap();
 //! assert_eq!((tool.outcome, tool.summary.as_deref()), (Outcome::Ok, Some("cargo test")));
 //! let text = blocks.iter().find(|b| b.kind == BlockKind::Text).unwrap();
@@ -43,15 +43,17 @@
 //! assert!(blocks.iter().any(|b| b.kind == BlockKind::Footer));
 //! ```
 
+pub mod html;
 mod markdown;
 pub mod terminal;
 
 use std::collections::HashMap;
 
+use crate::dialect::usage;
 use crate::event::{
     Dialect, Event, FailureKind, Level, PlanItem, PlanStatus, SubagentStatus, ToolKind, Usage, UsageScope,
 };
-use crate::{safe, usage};
+use crate::sink::safe;
 
 pub use markdown::markdown;
 pub use terminal::{ColorMode, PrettySink, Terminal};
@@ -583,7 +585,7 @@ impl Renderer {
             Event::Heartbeat { .. } | Event::TurnStarted { .. } => {}
             Event::Usage { usage, .. } => {
                 self.turn.requests += 1;
-                self.turn.usage = Some(self.turn.usage.map_or(*usage, |u| crate::usage::add(u, *usage)));
+                self.turn.usage = Some(self.turn.usage.map_or(*usage, |u| crate::dialect::usage::add(u, *usage)));
                 if usage.context.is_some() {
                     self.turn.context = usage.context;
                 }
@@ -658,8 +660,11 @@ impl Renderer {
                 let mut block = Block::new(BlockKind::Tool, depth, ev, Vec::new());
                 block.tool = Some(call);
                 // A call made up from a result has no start time of its own.
-                let started_ms =
-                    env.at.as_deref().and_then(crate::time::parse_rfc3339_ms).filter(|_| *synthetic != Some(true));
+                let started_ms = env
+                    .at
+                    .as_deref()
+                    .and_then(crate::read::time::parse_rfc3339_ms)
+                    .filter(|_| *synthetic != Some(true));
                 // Memory stays bounded whatever the stream: past a point, calls are shown running.
                 if self.held.len() >= HOLD {
                     self.flush_held(out);
@@ -667,7 +672,7 @@ impl Renderer {
                 self.held.push(Held { block, extra: Vec::new(), plan: None, started_ms, done: false });
             }
             Event::ToolCompleted { env, tool_id, name, kind, ok, output, exit_code, error, duration_ms } => {
-                let ended_ms = env.at.as_deref().and_then(crate::time::parse_rfc3339_ms);
+                let ended_ms = env.at.as_deref().and_then(crate::read::time::parse_rfc3339_ms);
                 let fold = self.opts.fold_lines;
                 let complete = |call: &mut ToolCall, started_ms: Option<i64>| {
                     call.outcome = if *ok { Outcome::Ok } else { Outcome::Failed };

@@ -94,9 +94,9 @@ pub fn open(input: &Input, max_line: usize) -> io::Result<Reader> {
                 let n = (&f).read(&mut head)?;
                 (&f).seek(SeekFrom::Start(0))?;
                 if is_compressed(&head[..n]) {
-                    Box::new(crate::readahead::ReadAhead::new(f)?)
+                    Box::new(crate::cli::readahead::ReadAhead::new(f)?)
                 } else {
-                    Box::new(crate::readahead::ReadAhead::lines(f, max_line)?)
+                    Box::new(crate::cli::readahead::ReadAhead::lines(f, max_line)?)
                 }
             } else {
                 Box::new(BufReader::with_capacity(1 << 20, f))

@@ -5,13 +5,13 @@
 //! page (its render-model blocks and a usage [`Collector`]) and, at the end of input,
 //! [`HtmlSink::finish`] gives a [`Transcript`] that writes one page with a section per session, or
 //! one page per session ([`Transcript::pages`]). The transcript is the render model's
-//! ([`crate::render`]): the page maps its blocks, lines and typed spans to elements and CSS
+//! ([`crate::view`]): the page maps its blocks, lines and typed spans to elements and CSS
 //! classes, as the terminal view maps them to colours.
 //!
 //! The page carries its CSS inline and nothing else: no external asset, no script at all, and a
 //! `Content-Security-Policy` that forbids scripts, so that even a bug in the escaping could not
 //! run code. Every piece of agent- or tool-controlled text goes through [`escape`]: the HTML
-//! metacharacters become entities, and the characters [`crate::safe::is_unsafe`] names (controls,
+//! metacharacters become entities, and the characters [`crate::sink::safe::is_unsafe`] names (controls,
 //! bidi overrides, invisible characters) become visible escapes, so a `<script>` in a tool's
 //! output stays text and a bidi override cannot reorder what is shown. Anchors and file names
 //! made from agent ids are reduced to a safe alphabet ([`anchor`], [`file_stem`]).
@@ -26,14 +26,14 @@ use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
+use crate::event::sink::Sink;
 use crate::event::{Dialect, Envelope, Event, Level, PlanStatus, ToolKind};
-use crate::render::{
+use crate::sink::report::{Collector, CostSource, GroupBy, Report, ReportOptions, Row};
+use crate::sink::safe;
+use crate::view::{
     Block, BlockKind, Line, Outcome, RenderOptions, Renderer, Span, SpanKind, ToolCall, Wrap, activity_label,
     format_duration,
 };
-use crate::report::{Collector, CostSource, GroupBy, Report, ReportOptions, Row};
-use crate::safe;
-use crate::sink::Sink;
 
 /// Tool output longer than this many bytes is cut in the page (the rest is counted, not shown).
 pub const MAX_OUTPUT_BYTES: usize = 64 << 10;
@@ -388,15 +388,15 @@ fn write_section(h: &mut String, idx: usize, s: &Finished) {
         let _ = writeln!(
             h,
             "<footer class=\"run\">{} lines read, {} not understood</footer>",
-            crate::report::thousands(lines),
-            crate::report::thousands(unknown),
+            crate::sink::report::thousands(lines),
+            crate::sink::report::thousands(unknown),
         );
     }
     h.push_str("</section>\n");
 }
 
 fn num(n: Option<u64>) -> String {
-    n.map_or_else(|| "–".to_owned(), crate::report::thousands)
+    n.map_or_else(|| "–".to_owned(), crate::sink::report::thousands)
 }
 
 fn cost(c: Option<f64>, source: Option<CostSource>) -> String {
@@ -795,7 +795,8 @@ fn pre(h: &mut String, class: &str, text: &str) {
     escape_into(h, shown);
     h.push_str("</pre>");
     if rest > 0 {
-        let _ = write!(h, "<p class=\"muted\">… {} more bytes not shown</p>", crate::report::thousands(rest as u64));
+        let _ =
+            write!(h, "<p class=\"muted\">… {} more bytes not shown</p>", crate::sink::report::thousands(rest as u64));
     }
 }
 

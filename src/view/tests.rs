@@ -1,8 +1,8 @@
 //! Unit tests of the render model and its terminal layout, on events built by hand.
 
 use super::*;
+use crate::event::sink::Sink;
 use crate::event::{Envelope, Text};
-use crate::sink::Sink;
 
 fn env(line: u64, at: Option<&str>) -> Envelope {
     Envelope { line: Some(line), at: at.map(str::to_owned), ..Envelope::default() }
@@ -332,17 +332,17 @@ fn every_span_is_safe_whatever_the_agent_wrote() {
     assert!(blocks.len() >= 7);
     for b in &blocks {
         for s in b.lines.iter().flat_map(|l| l.prefix.iter().chain(&l.spans)) {
-            assert!(!s.text.chars().any(crate::safe::is_unsafe), "{s:?}");
-            assert!(!s.url.as_deref().unwrap_or("").chars().any(crate::safe::is_unsafe), "{s:?}");
+            assert!(!s.text.chars().any(crate::sink::safe::is_unsafe), "{s:?}");
+            assert!(!s.url.as_deref().unwrap_or("").chars().any(crate::sink::safe::is_unsafe), "{s:?}");
         }
         if let Some(out) = b.tool.as_ref().and_then(|t| t.output.as_ref()) {
-            assert!(out.lines.iter().all(|l| !l.chars().any(crate::safe::is_unsafe)));
+            assert!(out.lines.iter().all(|l| !l.chars().any(crate::sink::safe::is_unsafe)));
         }
     }
     // The colour layout writes no escape but its own SGR codes.
     let text = layout(&blocks, 60, true);
     let without_sgr = strip_sgr(&text);
-    assert!(!without_sgr.chars().any(|c| c != '\n' && crate::safe::is_unsafe(c)), "{without_sgr:?}");
+    assert!(!without_sgr.chars().any(|c| c != '\n' && crate::sink::safe::is_unsafe(c)), "{without_sgr:?}");
     assert!(text.contains("\\u{1b}[31mred"), "the payload is visible as text");
 }
 

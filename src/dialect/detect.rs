@@ -6,7 +6,7 @@
 //! to another dialect switches.
 
 use crate::event::Dialect;
-use crate::frame::Val;
+use crate::read::frame::Val;
 
 /// A set of dialects a frame fits.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -242,7 +242,7 @@ pub fn first_dialect(mut input: impl std::io::Read) -> std::io::Result<Option<Di
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::frame::Parser;
+    use crate::read::frame::Parser;
 
     fn fit_of(line: &str) -> Fit {
         Parser::default().with_frame(line.as_bytes(), |v| fit(v.unwrap()))

@@ -10,8 +10,8 @@ use std::io::IsTerminal;
 use unicode_width::UnicodeWidthChar;
 
 use super::{Block, BlockKind, Line, Outcome, RenderOptions, Renderer, Span, SpanKind, Wrap};
+use crate::event::sink::Sink;
 use crate::event::{Event, Level, PlanStatus};
-use crate::sink::Sink;
 
 /// When to colour (`--color`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -388,7 +388,7 @@ fn spaced(prev: BlockKind, next: BlockKind) -> bool {
 /// `--format pretty` as a [`Sink`]: events in, terminal rows out in [`PrettySink::buf`].
 ///
 /// ```
-/// use agentnorm::render::{PrettySink, Terminal};
+/// use agentnorm::view::{PrettySink, Terminal};
 /// use agentnorm::{Normalizer, Options};
 /// let mut sink = PrettySink::new(Terminal { width: 60, color: false });
 /// let mut n = Normalizer::new(Options { observed_at: false, ..Options::default() });

@@ -1,4 +1,4 @@
-//! A large plain file mapped into memory, for the all-cores path (`agentnorm::chunked`).
+//! A large plain file mapped into memory, for the all-cores path (`agentnorm::normalize::parallel`).
 //!
 //! It exists because reading copies the page cache into a buffer (a quarter of one thread's work
 //! on a large file) and then the buffer must be cut and handed between threads; a mapping lets

@@ -9,7 +9,7 @@
 //! A large plain file (4 MiB or more; not stdin, not compressed, not `--follow`) also uses all
 //! cores inside itself when `-j` is over 1: it is mapped ([`Mapped`]) and cut into chunks at
 //! newlines, and `-j` threads each decode a chunk and then, in turn, fold it into the stream's
-//! state and send its output on ([`agentnorm::chunked`]). The bytes written are the same as one
+//! state and send its output on ([`agentnorm::normalize::parallel`]). The bytes written are the same as one
 //! thread's. Stdin and followed files stay on one thread (a live stream wants each line's events
 //! at once); compressed files are decompressed on one.
 
@@ -20,14 +20,14 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use agentnorm::chunked::{fold_parallel, line_cut};
-use agentnorm::render::{PrettySink, Terminal};
+use agentnorm::normalize::parallel::{fold_parallel, line_cut};
+use agentnorm::view::{PrettySink, Terminal};
 use agentnorm::{NdjsonSink, Normalizer, Options, Sink, Summary};
 use anyhow::Result;
 
-use crate::input::{self, Input};
-use crate::mapped::Mapped;
-use crate::progress::Counters;
+use crate::cli::input::{self, Input};
+use crate::cli::mmap::Mapped;
+use crate::cli::progress::Counters;
 
 /// Output is handed to the writer in blocks of this size when the input keeps coming.
 const WRITE_BLOCK: usize = 256 << 10;
@@ -238,7 +238,7 @@ fn write_in_order(
                 }
                 Msg::Failed(why) => {
                     // On its own line, not after the progress line (redrawn at its next tick).
-                    let clear = if settings.progress.is_some() { crate::progress::CLEAR } else { "" };
+                    let clear = if settings.progress.is_some() { crate::cli::progress::CLEAR } else { "" };
                     eprintln!("{clear}agentnorm: {why}");
                     outcome.input_failed = true;
                 }

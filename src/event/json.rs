@@ -66,7 +66,7 @@ pub(crate) fn decode_quoted(quoted: &str) -> String {
         return inner.to_owned();
     }
     let mut out = String::with_capacity(inner.len());
-    crate::scan::unescape(inner, &mut out);
+    crate::read::scan::unescape(inner, &mut out);
     out
 }
 
