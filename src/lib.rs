@@ -19,7 +19,7 @@
 //! {"type":"result","subtype":"success","is_error":false,"result":"Hello","session_id":"s1","usage":{"input_tokens":3,"output_tokens":5}}
 //! "#;
 //! let mut events: Vec<Event> = Vec::new();
-//! let mut n = Normalizer::new(Options { observed_at: false, ..Options::default() });
+//! let mut n = Normalizer::new(Options::default().observed_at(false));
 //! n.feed(input, &mut events);
 //! n.finish(&mut events);
 //! let text: String = events.iter().filter_map(|e| match e {
@@ -31,14 +31,18 @@
 //! ```
 #![deny(missing_docs)]
 
-pub mod dialect;
+#[macro_use]
+mod dialects;
+mod dialect;
 pub mod event;
-pub mod normalize;
+mod normalize;
 mod read;
 pub mod sink;
 pub mod view;
 
 pub use event::sink::{NdjsonSink, Sink};
 pub use event::{Dialect, Envelope, Event, Json, ModelUsage, Text, Usage};
-pub use normalize::{Decoded, Fold, Normalizer, Options, Summary, TypeFilter, decode};
+pub use normalize::parallel::{Panicked, fold_parallel, line_cut};
+pub use normalize::redact::{redact_event, redact_str};
+pub use normalize::{DEFAULT_MAX_LINE_BYTES, FilterError, Normalizer, Options, Summary, TypeFilter, first_dialect};
 pub use sink::coalesce::Coalescer;

@@ -12,7 +12,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-use agentnorm::normalize::TypeFilter;
+use agentnorm::TypeFilter;
 use agentnorm::sink::coalesce::Coalescer;
 use agentnorm::view::html::HtmlSink;
 use agentnorm::view::{ColorMode, Terminal};
@@ -76,9 +76,7 @@ fn detect(paths: &[PathBuf]) -> Result<u8> {
     let mut failed = false;
     let mut stdout = io::stdout().lock();
     for input in input::expand(paths, &mut failed) {
-        match input::open(&input, agentnorm::normalize::DEFAULT_MAX_LINE_BYTES)
-            .and_then(agentnorm::dialect::detect::first_dialect)
-        {
+        match input::open(&input, agentnorm::DEFAULT_MAX_LINE_BYTES).and_then(agentnorm::first_dialect) {
             Ok(d) => writeln!(stdout, "{}\t{}", d.map_or("unknown", Dialect::as_str), input.name())?,
             Err(e) => {
                 eprintln!("agentnorm: {}: {e}", input.name());
@@ -95,13 +93,11 @@ fn diagnostics(args: &DiagnosticsArgs) -> Result<u8> {
     let mut failed = false;
     let filter = TypeFilter::only(&["diagnostic".to_owned()])?;
     let mut coalescer = Coalescer::new();
-    let options = Options {
-        dialect: args.dialect.as_deref().and_then(Dialect::from_name),
-        observed_at: false,
-        filter,
-        redact: args.redact,
-        ..Options::default()
-    };
+    let options = Options::default()
+        .dialect(args.dialect.as_deref().and_then(Dialect::from_name))
+        .observed_at(false)
+        .filter(filter)
+        .redact(args.redact);
     for input in input::expand(&args.paths, &mut failed) {
         if let (_, Some(why)) = exec::feed_input(&input, &options, None, &mut coalescer) {
             eprintln!("agentnorm: {why}");
@@ -161,15 +157,13 @@ fn normalize(args: NormalizeArgs) -> Result<u8> {
 
 /// The normalizer's options as the command line sets them (`source` is set per input).
 fn options(args: &NormalizeArgs, filter: TypeFilter) -> Options {
-    Options {
-        dialect: args.dialect.as_deref().and_then(Dialect::from_name),
-        source: None,
-        observed_at: !args.no_observed_at,
-        raw: args.raw,
-        filter,
-        max_line_bytes: args.max_line_bytes,
-        redact: args.redact,
-    }
+    Options::default()
+        .dialect(args.dialect.as_deref().and_then(Dialect::from_name))
+        .observed_at(!args.no_observed_at)
+        .raw(args.raw)
+        .filter(filter)
+        .max_line_bytes(args.max_line_bytes)
+        .redact(args.redact)
 }
 
 /// The exit status of a finished run (see `--help`): the highest that applies of 1 (`--strict`
@@ -283,7 +277,7 @@ fn usage(args: UsageArgs) -> Result<u8> {
     let counters = progress.counters();
     let collected = exec::map_inputs(&inputs, threads, |input| -> Result<report::InputUsage, String> {
         let _done = counters.as_deref().map(progress::Counters::done_on_drop);
-        let options = Options { dialect, observed_at: false, ..Options::default() };
+        let options = Options::default().dialect(dialect).observed_at(false);
         let mut collector = Collector::new(input.source());
         // A partly read input is not reported: its totals would be short.
         if let (_, Some(why)) = exec::feed_input(input, &options, counters.as_deref(), &mut collector) {

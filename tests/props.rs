@@ -44,7 +44,7 @@ fn sample_stream() -> Vec<u8> {
 
 fn normalize_in_chunks(input: &[u8], cuts: &[usize]) -> Vec<u8> {
     let mut sink = NdjsonSink::default();
-    let mut n = Normalizer::new(Options { observed_at: false, ..Options::default() });
+    let mut n = Normalizer::new(Options::default().observed_at(false));
     let mut start = 0;
     for &c in cuts {
         let end = c.min(input.len()).max(start);
@@ -196,7 +196,7 @@ fn is_blank(l: &[u8]) -> bool {
 /// Runs the library on `input` with `--raw`: the NDJSON bytes and the events as the library made
 /// them.
 fn normalize_raw(input: &[u8]) -> (Vec<u8>, Vec<Event>) {
-    let opts = Options { observed_at: false, raw: true, ..Options::default() };
+    let opts = Options::default().observed_at(false).raw(true);
     let mut sink = NdjsonSink::default();
     let mut n = Normalizer::new(opts.clone());
     n.feed(input, &mut sink);
@@ -322,7 +322,7 @@ proptest! {
 fn pretty_in_chunks(input: &[u8], cuts: &[usize], width: usize, live: bool) -> String {
     use agentnorm::view::{PrettySink, Terminal};
     let mut sink = PrettySink::new(Terminal { width, color: true });
-    let mut n = Normalizer::new(Options { observed_at: false, ..Options::default() });
+    let mut n = Normalizer::new(Options::default().observed_at(false));
     let mut start = 0;
     for &c in cuts {
         let end = c.min(input.len()).max(start);
@@ -465,9 +465,9 @@ proptest! {
         input in edge_stream(),
         cuts in any_cuts(8000),
         threads in 1..=4usize,
-        max_line in prop_oneof![Just(agentnorm::normalize::DEFAULT_MAX_LINE_BYTES), 1..300usize],
+        max_line in prop_oneof![Just(agentnorm::DEFAULT_MAX_LINE_BYTES), 1..300usize],
     ) {
-        let opts = Options { observed_at: false, max_line_bytes: max_line, ..Options::default() };
+        let opts = Options::default().observed_at(false).max_line_bytes(max_line);
         let cuts = common::cuts_at_lines(&input, &cuts);
         let one = common::normalize_in_sizes(&input, opts.clone(), &[]);
         let par = common::normalize_parallel(&input, opts, &cuts, threads);
@@ -481,11 +481,11 @@ proptest! {
         input in any_stream(),
         cuts in any_cuts(6000),
         threads in 1..=4usize,
-        max_line in prop_oneof![Just(agentnorm::normalize::DEFAULT_MAX_LINE_BYTES), 1..400usize],
+        max_line in prop_oneof![Just(agentnorm::DEFAULT_MAX_LINE_BYTES), 1..400usize],
         raw in any::<bool>(),
         redact in any::<bool>(),
     ) {
-        let opts = Options { observed_at: false, raw, redact, max_line_bytes: max_line, ..Options::default() };
+        let opts = Options::default().observed_at(false).raw(raw).redact(redact).max_line_bytes(max_line);
         let cuts = common::cuts_at_lines(&input, &cuts);
         let one = common::normalize_in_sizes(&input, opts.clone(), &[]);
         let par = common::normalize_parallel(&input, opts, &cuts, threads);
@@ -500,7 +500,7 @@ proptest! {
         cuts in any_cuts(200_000),
         threads in 1..=4usize,
     ) {
-        let opts = Options { observed_at: false, ..Options::default() };
+        let opts = Options::default().observed_at(false);
         let cuts = common::cuts_at_lines(&input, &cuts);
         let one = common::normalize_in_sizes(&input, opts.clone(), &[]);
         let par = common::normalize_parallel(&input, opts, &cuts, threads);
@@ -518,7 +518,7 @@ proptest! {
             for f in common::fixtures(dir) {
                 let input = std::fs::read(common::root().join(&f)).unwrap();
                 let dialect = forced.then(|| agentnorm::Dialect::from_name(dir)).flatten();
-                let opts = Options { observed_at: false, dialect, source: Some(f.display().to_string()), ..Options::default() };
+                let opts = Options::default().observed_at(false).dialect(dialect).source(Some(f.display().to_string()));
                 let cuts = common::cuts_at_lines(&input, &cuts);
                 let one = common::normalize_in_sizes(&input, opts.clone(), &[]);
                 let par = common::normalize_parallel(&input, opts, &cuts, threads);

@@ -218,7 +218,7 @@ pub struct NormalizeArgs {
     #[arg(long)]
     pub follow: bool,
     /// Lines longer than this become `unknown` `line_too_long` (default 64 MiB).
-    #[arg(long, value_name = "N", default_value_t = agentnorm::normalize::DEFAULT_MAX_LINE_BYTES)]
+    #[arg(long, value_name = "N", default_value_t = agentnorm::DEFAULT_MAX_LINE_BYTES)]
     pub max_line_bytes: usize,
     /// Mask secrets (API keys, tokens, Authorization headers, private keys, NAME=value
     /// assignments of secret-looking names) as [REDACTED:kind] in every event and `raw` line.

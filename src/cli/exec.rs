@@ -20,9 +20,9 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use agentnorm::normalize::parallel::{fold_parallel, line_cut};
 use agentnorm::view::{PrettySink, Terminal};
 use agentnorm::{NdjsonSink, Normalizer, Options, Sink, Summary};
+use agentnorm::{fold_parallel, line_cut};
 use anyhow::Result;
 
 use crate::cli::input::{self, Input};
@@ -285,7 +285,7 @@ fn work(input: &Input, settings: &Settings, tx: &SyncSender<Msg>, spares: &Spare
             return;
         }
     };
-    let opts = Options { source: input.source(), ..settings.options.clone() };
+    let opts = settings.options.clone().source(input.source());
     let mut norm = Normalizer::new(opts);
     let stdin_fd = matches!(input, Input::Stdin).then_some(0);
     let mut fed = false;
@@ -367,7 +367,7 @@ fn fold_chunks<S: Output + Send>(
     map: &Mapped,
     mut sink: S,
 ) {
-    let opts = Options { source: input.source(), ..settings.options.clone() };
+    let opts = settings.options.clone().source(input.source());
     let mut norm = Normalizer::new(opts);
     let data = map.bytes();
     let (mut released, mut counted) = (0, 0);
@@ -481,7 +481,7 @@ pub fn feed_input(
         Ok(r) => r,
         Err(e) => return (None, Some(format!("{}: {e}", input.name()))),
     };
-    let mut norm = Normalizer::new(Options { source: input.source(), ..options.clone() });
+    let mut norm = Normalizer::new(options.clone().source(input.source()));
     let mut fed = false;
     let mut failed = None;
     loop {

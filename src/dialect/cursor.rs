@@ -26,10 +26,39 @@
 //! - `timestamp_ms` (epoch milliseconds) is the frame's `at`; `result.usage` is camelCase and is
 //!   the turn's aggregate (there is no per-request usage, so no `usage` events).
 
-use super::{Mapped, NO_ID, Piece, failure_kind, one_line, summary, tool_kind};
+use super::{Adapter, Claim, Mapped, NO_ID, Piece, failure_kind, one_line, summary, tool_kind};
 use crate::dialect::usage;
 use crate::event::{Envelope, Event, FailureKind, PlanItem, PlanStatus, Text, ToolKind, UnknownReason};
 use crate::read::frame::Val;
+
+/// The `cursor` dialect.
+pub(crate) struct Cursor;
+
+impl Adapter for Cursor {
+    type Piece = std::convert::Infallible;
+    type State = ();
+
+    fn claim(f: Val<'_>, ty: Option<&str>) -> Claim {
+        match ty {
+            Some("tool_call" | "thinking" | "interaction_query") => Claim::Marked,
+            // Shared with Claude (whose own marks override these, SPEC §2).
+            Some(ty @ ("system" | "assistant" | "user" | "result")) => {
+                let mark = f.get("timestamp_ms").is_some()
+                    || f.get("model_call_id").is_some()
+                    || (ty == "system" && f.get("apiKeySource").is_some())
+                    || (ty == "result"
+                        && f.get("usage")
+                            .is_some_and(|u| u.get("inputTokens").is_some() || u.get("cacheReadTokens").is_some()));
+                if mark { Claim::Marked } else { Claim::Fits }
+            }
+            _ => Claim::No,
+        }
+    }
+
+    fn map(f: Val<'_>, m: &mut Mapped) {
+        map(f, m)
+    }
+}
 
 /// Maps one Cursor frame.
 pub fn map(f: Val<'_>, m: &mut Mapped) {

@@ -8,16 +8,18 @@
 use crate::event::Dialect;
 use crate::read::frame::Val;
 
-/// A set of dialects a frame fits.
+/// A set of dialects a frame fits: one bit per registry line.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Fit(u8);
+pub struct Fit(u64);
 
 impl Fit {
     /// No dialect.
     pub const NONE: Fit = Fit(0);
+    /// How many dialects a set can hold (checked against the registry at compile time).
+    pub const CAPACITY: usize = u64::BITS as usize;
 
-    fn bit(d: Dialect) -> u8 {
-        1 << (d as u8)
+    fn bit(d: Dialect) -> u64 {
+        1 << d.index()
     }
 
     /// The set holding `d` only.
@@ -45,131 +47,16 @@ impl Fit {
         (self.0.count_ones() == 1).then(|| self.iter().next()).flatten()
     }
 
-    /// The dialects in the set, in contract order (the preferred one first).
+    /// The dialects in the set, in registry order (the preferred one first).
     pub fn iter(self) -> impl Iterator<Item = Dialect> {
-        Dialect::ALL.into_iter().filter(move |d| self.contains(*d))
+        Dialect::ALL.iter().copied().filter(move |d| self.contains(*d))
     }
 }
 
-/// Which dialects a frame fits, from its structure alone.
-pub fn fit(frame: Val<'_>) -> Fit {
-    let ty = frame.str_at("type");
-    // Legacy Codex: {"id", "msg": {"type"}} (and its leading config / prompt lines).
-    if let Some(msg) = frame.get("msg")
-        && msg.is_object()
-        && msg.str_at("type").is_some()
-    {
-        return Fit::only(Dialect::CodexLegacy);
-    }
-    // Codex rollout: {"timestamp","type","payload"}.
-    if frame.get("payload").is_some_and(|p| p.is_object())
-        && matches!(ty, Some("session_meta" | "turn_context" | "response_item" | "event_msg" | "compacted"))
-    {
-        return Fit::only(Dialect::CodexRollout);
-    }
-    // Claude transcripts carry the conversation-tree keys on every message line.
-    if frame.get("parentUuid").is_some() || (frame.get("isSidechain").is_some() && frame.get("sessionId").is_some()) {
-        return Fit::only(Dialect::ClaudeTranscript);
-    }
-    let Some(ty) = ty else {
-        return untyped(frame);
-    };
-    match ty {
-        "thread.started" | "turn.started" | "turn.completed" | "turn.failed" | "item.started" | "item.updated"
-        | "item.completed" | "session.created" | "request_user_input" | "item.plan.delta" => Fit::only(Dialect::Codex),
-        // Top-level Codex error: {"type":"error","message":…}. Gemini and OpenCode errors carry
-        // other keys.
-        "error" => {
-            if frame.get("severity").is_some() {
-                Fit::only(Dialect::Gemini)
-            } else if frame.get("sessionID").is_some() || frame.get("error").is_some_and(|e| e.is_object()) {
-                Fit::only(Dialect::Opencode)
-            } else {
-                Fit::only(Dialect::Codex)
-            }
-        }
-        "summary"
-        | "file-history-snapshot"
-        | "queue-operation"
-        | "last-prompt"
-        | "permission-mode"
-        | "ai-title"
-        | "custom-title"
-        | "agent-name" => Fit::only(Dialect::ClaudeTranscript),
-        "init" | "message" | "tool_use" | "tool_result"
-            if frame.get("sessionID").is_none() && frame.get("part").is_none() =>
-        {
-            Fit::only(Dialect::Gemini)
-        }
-        "step_start" | "step_finish" | "text" | "reasoning" | "tool_use" | "done" => Fit::only(Dialect::Opencode),
-        "tool_call" | "thinking" | "interaction_query" => Fit::only(Dialect::Cursor),
-        // Gemini's result has a `status` and no Claude/Cursor `subtype` / `is_error`.
-        "result"
-            if frame.get("status").is_some() && frame.get("subtype").is_none() && frame.get("is_error").is_none() =>
-        {
-            Fit::only(Dialect::Gemini)
-        }
-        "stream_event" | "rate_limit_event" | "control_response" | "control_request" | "keep_alive" | "active_goal" => {
-            Fit::only(Dialect::Claude)
-        }
-        "system" | "assistant" | "user" | "result" => claude_or_cursor(frame, ty),
-        _ => Fit::NONE,
-    }
-}
-
-/// Frames without a `type`: Gemini's `--output-format json` object, and the config and prompt
-/// lines legacy Codex writes before its events.
-fn untyped(frame: Val<'_>) -> Fit {
-    let has = |k: &str| frame.get(k).is_some();
-    let error_object = frame.get("error").is_some_and(|e| e.is_object());
-    if has("session_id") && (has("response") || has("stats") || error_object) || has("response") && has("stats") {
-        return Fit::only(Dialect::Gemini);
-    }
-    let Some(entries) = frame.entries() else { return Fit::NONE };
-    if let [("prompt", p)] = entries.as_slice()
-        && p.is_str()
-    {
-        return Fit::only(Dialect::CodexLegacy);
-    }
-    const CONFIG: [&str; 10] = [
-        "model",
-        "provider",
-        "approval",
-        "sandbox",
-        "workdir",
-        "reasoning effort",
-        "reasoning summaries",
-        "reasoning_effort",
-        "reasoning_summaries",
-        "cwd",
-    ];
-    let config = !entries.is_empty()
-        && (has("model") || has("provider") || has("sandbox"))
-        && entries.iter().all(|(k, v)| CONFIG.contains(k) && v.is_str());
-    if config { Fit::only(Dialect::CodexLegacy) } else { Fit::NONE }
-}
-
-/// Claude and Cursor share `system`/`assistant`/`user`/`result`: look for either's marks.
-fn claude_or_cursor(frame: Val<'_>, ty: &str) -> Fit {
-    let subtype = frame.str_at("subtype");
-    let claude_mark = frame.get("uuid").is_some()
-        || frame.get("parent_tool_use_id").is_some()
-        || (ty == "system" && subtype != Some("init"))
-        || (ty == "system" && frame.get("tools").is_some());
-    if claude_mark {
-        return Fit::only(Dialect::Claude);
-    }
-    let cursor_mark = frame.get("timestamp_ms").is_some()
-        || frame.get("model_call_id").is_some()
-        || (ty == "system" && frame.get("apiKeySource").is_some())
-        || (ty == "result"
-            && frame
-                .get("usage")
-                .is_some_and(|u| u.get("inputTokens").is_some() || u.get("cacheReadTokens").is_some()));
-    if cursor_mark {
-        return Fit::only(Dialect::Cursor);
-    }
-    Fit::only(Dialect::Claude).with(Dialect::Cursor)
+/// Which dialects a frame fits, from its structure alone: those whose adapters claim it most
+/// strongly ([`super::Adapter::claim`]).
+pub(crate) fn fit(frame: Val<'_>) -> Fit {
+    super::registry::fit(frame)
 }
 
 /// Per-stream dialect stickiness.
@@ -210,35 +97,6 @@ impl Detector {
     }
 }
 
-/// The first dialect detected in a stream (what `agentnorm detect` prints): the stream is
-/// normalized (with its line limit and multi-line documents) only until an event names one.
-pub fn first_dialect(mut input: impl std::io::Read) -> std::io::Result<Option<Dialect>> {
-    struct First(Option<Dialect>);
-    impl crate::Sink for First {
-        fn event(&mut self, ev: &crate::Event) {
-            if self.0.is_none() {
-                self.0 = ev.env().dialect;
-            }
-        }
-    }
-    let mut norm = crate::Normalizer::new(crate::Options { observed_at: false, ..crate::Options::default() });
-    let mut first = First(None);
-    let mut buf = vec![0u8; 64 << 10];
-    while first.0.is_none() {
-        let n = match input.read(&mut buf) {
-            Ok(0) => {
-                norm.finish(&mut first);
-                break;
-            }
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        norm.feed(&buf[..n], &mut first);
-    }
-    Ok(first.0)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -251,7 +109,11 @@ mod tests {
     #[test]
     fn structure_decides() {
         assert_eq!(fit_of(r#"{"type":"thread.started","thread_id":"t"}"#).single(), Some(Dialect::Codex));
-        assert_eq!(fit_of(r#"{"type":"error","message":"Reconnecting... 1/5"}"#).single(), Some(Dialect::Codex));
+        // A bare error fits Codex (preferred) and Gemini: a Gemini stream keeps its dialect.
+        let bare = fit_of(r#"{"type":"error","message":"Reconnecting... 1/5"}"#);
+        assert_eq!(bare.iter().collect::<Vec<_>>(), [Dialect::Codex, Dialect::Gemini]);
+        let gemini = r#"{"type":"error","timestamp":"2026-11-29T08:30:00.101Z","message":"Quota exceeded"}"#;
+        assert_eq!(fit_of(gemini).single(), Some(Dialect::Gemini));
         assert_eq!(fit_of(r#"{"type":"stream_event","event":{}}"#).single(), Some(Dialect::Claude));
         assert_eq!(fit_of(r#"{"type":"assistant","message":{},"uuid":"u"}"#).single(), Some(Dialect::Claude));
         assert_eq!(fit_of(r#"{"type":"system","subtype":"init","apiKeySource":"x"}"#).single(), Some(Dialect::Cursor));

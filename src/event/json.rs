@@ -263,7 +263,7 @@ mod tests {
                 if path.extension().is_none_or(|e| e != "jsonl") {
                     continue;
                 }
-                let opts = crate::Options { raw: true, source: Some("f\"x".into()), ..crate::Options::default() };
+                let opts = crate::Options::default().raw(true).source(Some("f\"x".into()));
                 let mut events: Vec<Event> = Vec::new();
                 let mut norm = crate::Normalizer::new(opts);
                 norm.feed(&std::fs::read(&path).unwrap(), &mut events);

@@ -24,70 +24,49 @@ use std::fmt;
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-pub mod json;
+pub(crate) mod json;
 pub mod sink;
 
 /// Version of the output contract this build writes (`run_started.contract`).
 pub const CONTRACT_VERSION: u32 = 1;
 
-/// The input dialects agentnorm recognises (SPEC §2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum Dialect {
-    /// Claude Code `-p --output-format stream-json --verbose` and compatible streams.
-    Claude,
-    /// Claude Code saved sessions (`~/.claude/projects/…/<session>.jsonl`).
-    ClaudeTranscript,
-    /// OpenAI Codex `exec --json` (`thread.*`, `turn.*`, `item.*`).
-    Codex,
-    /// Codex `exec --json` before the thread/item format (`{"id","msg"}`).
-    CodexLegacy,
-    /// Codex session logs (`~/.codex/sessions/…/rollout-*.jsonl`).
-    CodexRollout,
-    /// Gemini CLI / Antigravity `--output-format stream-json` (and `json`).
-    Gemini,
-    /// `opencode run --format json`.
-    Opencode,
-    /// Cursor agent `--output-format stream-json`.
-    Cursor,
+/// Defines [`Dialect`] from the registry's list (`src/dialects.rs`).
+macro_rules! define_dialect {
+    ($($variant:ident $module:ident::$adapter:ident $name:literal $doc:literal;)*) => {
+        /// The input dialects agentnorm recognises (SPEC §2), in the registry's order.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+        pub enum Dialect {
+            $(
+                #[doc = $doc]
+                #[serde(rename = $name)]
+                $variant,
+            )*
+        }
+
+        impl Dialect {
+            /// Every dialect, in the registry's order (the preferred one first).
+            pub const ALL: &'static [Dialect] = &[$(Dialect::$variant),*];
+
+            /// The dialect's name on the wire (`claude`, `codex-rollout`, …).
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(Dialect::$variant => $name,)*
+                }
+            }
+        }
+    };
 }
+dialects!(define_dialect);
 
 impl Dialect {
-    /// Every dialect, in contract order.
-    pub const ALL: [Dialect; 8] = [
-        Dialect::Claude,
-        Dialect::ClaudeTranscript,
-        Dialect::Codex,
-        Dialect::CodexLegacy,
-        Dialect::CodexRollout,
-        Dialect::Gemini,
-        Dialect::Opencode,
-        Dialect::Cursor,
-    ];
-
-    /// The dialect's name on the wire (`claude`, `codex-rollout`, …).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Dialect::Claude => "claude",
-            Dialect::ClaudeTranscript => "claude-transcript",
-            Dialect::Codex => "codex",
-            Dialect::CodexLegacy => "codex-legacy",
-            Dialect::CodexRollout => "codex-rollout",
-            Dialect::Gemini => "gemini",
-            Dialect::Opencode => "opencode",
-            Dialect::Cursor => "cursor",
-        }
-    }
-
     /// Parses a wire name back into a dialect.
     pub fn from_name(name: &str) -> Option<Dialect> {
-        Dialect::ALL.into_iter().find(|d| d.as_str() == name)
+        Dialect::ALL.iter().copied().find(|d| d.as_str() == name)
     }
 
-    /// Saved logs may stop anywhere without being damaged: for them only the final newline
-    /// decides `run_ended.complete` (SPEC §3).
-    pub fn is_saved_log(self) -> bool {
-        matches!(self, Dialect::ClaudeTranscript | Dialect::CodexRollout)
+    /// The dialect's position in the registry (0-based).
+    pub fn index(self) -> usize {
+        self as usize
     }
 }
 

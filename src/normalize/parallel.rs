@@ -207,7 +207,7 @@ mod tests {
     use crate::{NdjsonSink, Options};
 
     fn opts() -> Options {
-        Options { observed_at: false, ..Options::default() }
+        Options::default().observed_at(false)
     }
 
     /// The lengths of the lines `predecode` decoded (`None` for a line left to the splitter).

@@ -583,9 +583,9 @@ fn literal_end(b: &[u8], start: usize) -> Option<usize> {
 /// Masks the secrets in `s`; `None` when there are none.
 ///
 /// ```
-/// let masked = agentnorm::normalize::redact::redact_str("export OPENAI_API_KEY=hunter2-and-more").unwrap();
+/// let masked = agentnorm::redact_str("export OPENAI_API_KEY=hunter2-and-more").unwrap();
 /// assert_eq!(masked, "export OPENAI_API_KEY=[REDACTED:secret]");
-/// assert_eq!(agentnorm::normalize::redact::redact_str("cargo test --locked"), None);
+/// assert_eq!(agentnorm::redact_str("cargo test --locked"), None);
 /// ```
 pub fn redact_str(s: &str) -> Option<String> {
     redactor().str(s, 0)

@@ -38,7 +38,7 @@ use crate::event::{Dialect, Envelope, Event, Level, Text};
 /// WARNING: proceeding, even though we could not create PATH aliases
 /// ";
 /// let mut coalescer = Coalescer::new();
-/// let mut n = Normalizer::new(Options { observed_at: false, ..Options::default() });
+/// let mut n = Normalizer::new(Options::default().observed_at(false));
 /// n.feed(log, &mut coalescer);
 /// n.finish(&mut coalescer);
 /// let events = coalescer.finish();

@@ -30,7 +30,7 @@
 //! {"type":"turn.completed","usage":{"input_tokens":1200,"cached_input_tokens":200,"output_tokens":30}}
 //! "#;
 //! let mut events: Vec<Event> = Vec::new();
-//! let mut n = Normalizer::new(Options { observed_at: false, ..Options::default() });
+//! let mut n = Normalizer::new(Options::default().observed_at(false));
 //! n.feed(input, &mut events);
 //! n.finish(&mut events);
 //!

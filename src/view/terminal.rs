@@ -391,7 +391,7 @@ fn spaced(prev: BlockKind, next: BlockKind) -> bool {
 /// use agentnorm::view::{PrettySink, Terminal};
 /// use agentnorm::{Normalizer, Options};
 /// let mut sink = PrettySink::new(Terminal { width: 60, color: false });
-/// let mut n = Normalizer::new(Options { observed_at: false, ..Options::default() });
+/// let mut n = Normalizer::new(Options::default().observed_at(false));
 /// n.feed(br#"{"type":"item.completed","item":{"id":"i0","type":"command_execution","command":"ls","aggregated_output":"a\nb\n","exit_code":0,"status":"completed"}}
 /// "#, &mut sink);
 /// n.finish(&mut sink);

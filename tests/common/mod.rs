@@ -595,7 +595,7 @@ pub fn first_difference(expected: &str, actual: &str) -> String {
 }
 
 /// Normalizes `data` through the all-cores path of the library
-/// ([`agentnorm::normalize::parallel::fold_parallel`]) on `threads` threads, cut into chunks that end at the
+/// ([`agentnorm::fold_parallel`]) on `threads` threads, cut into chunks that end at the
 /// given offsets (sorted here; any offset, also mid-line), and returns the NDJSON output.
 pub fn normalize_parallel(data: &[u8], opts: agentnorm::Options, cuts: &[usize], threads: usize) -> Vec<u8> {
     let mut ends: Vec<usize> = cuts.to_vec();
@@ -612,7 +612,7 @@ pub fn normalize_parallel(data: &[u8], opts: agentnorm::Options, cuts: &[usize],
         out.append(&mut sink.buf);
         true
     };
-    let done = agentnorm::normalize::parallel::fold_parallel(&mut n, &mut sink, data, threads, &mut cut, &mut deliver);
+    let done = agentnorm::fold_parallel(&mut n, &mut sink, data, threads, &mut cut, &mut deliver);
     assert_eq!(done, Ok(true));
     n.finish(&mut sink);
     out.extend(sink.buf);
