@@ -7,7 +7,9 @@
 
 use super::{Adapter, Claim, Cx, Mapped, NO_ID, Own, Piece, Recent, content_text, failure_kind, subagent_status, summary, tool_kind};
 use crate::dialect::usage;
-use crate::event::{Envelope, Event, FailureKind, Level, SubagentOperation, SubagentStatus, Text, UnknownReason, Usage};
+use crate::event::{
+    Envelope, Event, FailureKind, Level, SubagentOperation, SubagentStatus, Text, UnknownReason, Usage, UsageScope,
+};
 use crate::read::frame::Val;
 
 /// The `claude` dialect.
@@ -489,6 +491,8 @@ fn result(f: Val<'_>, m: &mut Mapped) {
             env: Envelope::default(),
             usage,
             usage_scope: None,
+            // `total_cost_usd` is a running total over the turns of one process.
+            cost_scope: cost_usd.map(|_| UsageScope::Session),
             cost_usd,
             duration_ms,
             num_turns: f.u64_at("num_turns"),
@@ -523,6 +527,8 @@ fn result(f: Val<'_>, m: &mut Mapped) {
         kind: Some(kind),
         usage,
         usage_scope: None,
+        // `total_cost_usd` is a running total over the turns of one process.
+            cost_scope: cost_usd.map(|_| UsageScope::Session),
         cost_usd,
         duration_ms,
         model_usage,

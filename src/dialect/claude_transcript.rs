@@ -302,6 +302,7 @@ fn api_error(f: Val<'_>, msg: Val<'_>, m: &mut Mapped) {
         kind: Some(kind),
         usage: None,
         usage_scope: None,
+        cost_scope: None,
         cost_usd: None,
         duration_ms: None,
         model_usage: None,

@@ -469,6 +469,16 @@ macro_rules! events {
         }
 
         impl Event {
+    /// `cost_scope` of a `turn_completed` / `turn_failed` (`None` elsewhere and when not given).
+    pub fn cost_scope(&self) -> Option<UsageScope> {
+        match self {
+            Event::TurnCompleted { cost_scope, .. } | Event::TurnFailed { cost_scope, .. } => *cost_scope,
+            _ => None,
+        }
+    }
+}
+
+impl Event {
             /// Appends the event as one compact JSON object (no line ending): byte for byte what
             /// its `Serialize` makes serde_json write (a test pins the two together), without
             /// serde's work per field; long strings are copied as the input wrote them.
@@ -643,6 +653,10 @@ events! {
         /// Cost the CLI reported.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         cost_usd: Option<f64>,
+        /// `turn` (default) or `session`: Claude's `total_cost_usd` is a running total over the
+        /// turns of one process.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cost_scope: Option<UsageScope>,
         /// Duration the CLI reported.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         duration_ms: Option<u64>,
@@ -676,6 +690,10 @@ events! {
         /// Cost the CLI reported.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         cost_usd: Option<f64>,
+        /// `turn` (default) or `session`: Claude's `total_cost_usd` is a running total over the
+        /// turns of one process.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cost_scope: Option<UsageScope>,
         /// Duration the CLI reported.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         duration_ms: Option<u64>,

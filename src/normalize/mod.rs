@@ -253,8 +253,6 @@ pub struct Normalizer {
     overlong: Option<u64>,
     line_no: u64,
     started: bool,
-    /// A non-blank line has been seen (a document can only start the source).
-    seen_content: bool,
     /// The input has ended: a last line without `\n` keeps a final `\r` (a lone `\r` is content).
     at_eof: bool,
     /// A pretty-printed JSON document being collected.
@@ -272,8 +270,8 @@ struct PreLines {
 }
 
 /// A pretty-printed JSON document spread over several lines (Gemini's `--output-format json`):
-/// it starts with a line that is exactly `{` as the source's first non-blank line and ends at the
-/// first later line that is exactly `}` (SPEC §1).
+/// it starts with any line that is exactly `{` and ends at the first later line that is exactly
+/// `}` (SPEC §1).
 struct Document {
     first: u64,
     bytes: Vec<u8>,
@@ -297,7 +295,6 @@ impl Normalizer {
             overlong: None,
             line_no: 0,
             started: false,
-            seen_content: false,
             at_eof: false,
             doc: None,
             pre: None,
@@ -377,7 +374,7 @@ impl Normalizer {
                 self.carry.extend_from_slice(&part[..head]);
             } else if self.carry.is_empty() && complete && part.len() <= self.max_line {
                 // The common case: a whole line inside the chunk, no copy.
-                self.line(part, sink);
+                self.whole_line(part, sink);
                 continue;
             } else {
                 let room = self.max_line.saturating_sub(self.carry.len());
@@ -402,19 +399,34 @@ impl Normalizer {
             // A line over the limit is never part of a document, and it is content: the lines
             // of a document being collected come first, and none can start after it.
             self.replay_document(sink);
-            self.seen_content = true;
             self.line_no += 1;
             self.fold.too_long(self.line_no, &carry, sink);
         } else {
-            self.line(&carry, sink);
+            self.whole_line(&carry, sink);
         }
         self.carry = carry;
         self.carry.clear();
     }
 
-    /// Normalizes one whole line (without its `\n`).
-    pub fn line(&mut self, mut line: &[u8], sink: &mut dyn Sink) {
-        self.ensure_started(sink);
+    /// Normalizes one line (without its `\n`), exactly as feeding the line and a `\n` would: bytes
+    /// fed before without a newline are the start of this line, and a `\n` inside it ends a line
+    /// there, so mixing `line` and [`feed`](Normalizer::feed) never reorders events.
+    pub fn line(&mut self, line: &[u8], sink: &mut dyn Sink) {
+        if self.carry.is_empty()
+            && self.overlong.is_none()
+            && line.len() <= self.max_line
+            && memchr::memchr(b'\n', line).is_none()
+        {
+            self.ensure_started(sink);
+            self.whole_line(line, sink);
+        } else {
+            self.feed(line, sink);
+            self.feed(b"\n", sink);
+        }
+    }
+
+    /// Normalizes one whole line (without its `\n`) that the splitter cut.
+    fn whole_line(&mut self, mut line: &[u8], sink: &mut dyn Sink) {
         self.line_no += 1;
         if self.line_no == 1 {
             line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
@@ -433,12 +445,11 @@ impl Normalizer {
             }
             return;
         }
-        if !self.seen_content && !line.iter().all(|b| b.is_ascii_whitespace()) {
-            self.seen_content = true;
-            if line == b"{" {
-                self.doc = Some(Document { first: self.line_no, bytes: line.to_vec(), ends: vec![1] });
-                return;
-            }
+        // A pretty-printed document starts at any line that is exactly `{` (SPEC §1: after a
+        // CLI's stderr lines, or after another document).
+        if line == b"{" {
+            self.doc = Some(Document { first: self.line_no, bytes: line.to_vec(), ends: vec![1] });
+            return;
         }
         let decoded = match self.take_pre(line) {
             Some(d) => d,

@@ -167,9 +167,9 @@ impl Collector {
             }
             (u, _) => u,
         };
-        let claude = st.dialect == Some(Dialect::Claude) || env.dialect == Some(Dialect::Claude);
-        // Claude's total_cost_usd is the process's running total (usage::RunningCost).
-        let cost = if claude { st.cost.turn(cost, models) } else { cost };
+        // A running total over the turns of one process (Claude's `total_cost_usd`,
+        // `cost_scope: session`) gives each turn the difference (usage::RunningCost).
+        let cost = if ev.cost_scope() == Some(UsageScope::Session) { st.cost.turn(cost, models) } else { cost };
         st.open = None;
         let (model, last_at) = (st.model.clone(), st.last_at.clone());
         let turn = &mut self.turns[i];

@@ -50,9 +50,7 @@ pub mod terminal;
 use std::collections::HashMap;
 
 use crate::dialect::usage;
-use crate::event::{
-    Dialect, Event, FailureKind, Level, PlanItem, PlanStatus, SubagentStatus, ToolKind, Usage, UsageScope,
-};
+use crate::event::{Event, FailureKind, Level, PlanItem, PlanStatus, SubagentStatus, ToolKind, Usage, UsageScope};
 use crate::sink::safe;
 
 pub use markdown::markdown;
@@ -1080,8 +1078,8 @@ impl Renderer {
         }
     }
 
-    /// The turn's own cost: Claude reports the process's running total, which the usage report
-    /// reads the same way ([`usage::RunningCost`]); other CLIs report the turn's.
+    /// The turn's own cost: a cost that is a running total over the process (`cost_scope:
+    /// session`, Claude's) is read as the usage report reads it ([`usage::RunningCost`]).
     fn turn_cost(
         &mut self,
         ev: &Event,
@@ -1089,7 +1087,7 @@ impl Renderer {
         models: Option<&std::collections::BTreeMap<String, crate::event::ModelUsage>>,
     ) -> Option<f64> {
         let env = ev.env();
-        if env.dialect != Some(Dialect::Claude) {
+        if ev.cost_scope() != Some(UsageScope::Session) {
             return reported;
         }
         if self.costs.len() >= REMEMBER && !self.costs.contains_key(&env.session_id) {
