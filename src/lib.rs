@@ -44,5 +44,8 @@ pub use event::sink::{NdjsonSink, Sink};
 pub use event::{Dialect, Envelope, Event, Json, ModelUsage, Text, Usage};
 pub use normalize::parallel::{Panicked, fold_parallel, line_cut};
 pub use normalize::redact::{redact_event, redact_str};
-pub use normalize::{DEFAULT_MAX_LINE_BYTES, FilterError, Normalizer, Options, Summary, TypeFilter, first_dialect};
+pub use normalize::survey::{ReadAs, Survey, SurveyEntry, SurveyKey};
+pub use normalize::{
+    DEFAULT_MAX_LINE_BYTES, Events, FilterError, Normalizer, Options, Summary, TypeFilter, events, first_dialect,
+};
 pub use sink::coalesce::Coalescer;

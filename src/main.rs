@@ -66,6 +66,7 @@ fn run(cli: Cli) -> Result<u8> {
             Ok(0)
         }
         Some(Command::Detect { paths }) => detect(&paths),
+        Some(Command::Survey(args)) => cli::survey::run(&args),
         Some(Command::Diagnostics(args)) => diagnostics(&args),
         Some(Command::Usage(args)) => usage(args),
         None => normalize(cli.norm),
@@ -93,11 +94,7 @@ fn diagnostics(args: &DiagnosticsArgs) -> Result<u8> {
     let mut failed = false;
     let filter = TypeFilter::only(&["diagnostic".to_owned()])?;
     let mut coalescer = Coalescer::new();
-    let options = Options::default()
-        .dialect(args.dialect.as_deref().and_then(Dialect::from_name))
-        .observed_at(false)
-        .filter(filter)
-        .redact(args.redact);
+    let options = Options::default().dialect(args.dialect).observed_at(false).filter(filter).redact(args.redact);
     for input in input::expand(&args.paths, &mut failed) {
         if let (_, Some(why)) = exec::feed_input(&input, &options, None, &mut coalescer) {
             eprintln!("agentnorm: {why}");
@@ -158,7 +155,7 @@ fn normalize(args: NormalizeArgs) -> Result<u8> {
 /// The normalizer's options as the command line sets them (`source` is set per input).
 fn options(args: &NormalizeArgs, filter: TypeFilter) -> Options {
     Options::default()
-        .dialect(args.dialect.as_deref().and_then(Dialect::from_name))
+        .dialect(args.dialect)
         .observed_at(!args.no_observed_at)
         .raw(args.raw)
         .filter(filter)
@@ -271,7 +268,7 @@ fn usage(args: UsageArgs) -> Result<u8> {
     };
     let mut failed = false;
     let inputs = input::expand(&paths, &mut failed);
-    let dialect = args.dialect.as_deref().and_then(Dialect::from_name);
+    let dialect = args.dialect;
     let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let mut progress = progress::Progress::start(inputs.len(), true);
     let counters = progress.counters();

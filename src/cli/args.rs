@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use agentnorm::Dialect;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 const EXAMPLES: &str = "\
@@ -56,6 +57,12 @@ pub enum Command {
     /// highest `level`, and `source` when all came from one file. `observed_at` is never written
     /// in this view.
     Diagnostics(DiagnosticsArgs),
+    /// Per dialect and CLI version, each frame type seen, its count, and how it is read.
+    ///
+    /// `mapped` (into events), `heartbeat` (recognised, nothing else worth an event) or
+    /// `unknown` (a new frame type of a CLI release shows up here), with the first input line
+    /// where it was seen. `--json` writes one object per row.
+    Survey(SurveyArgs),
     /// Print the JSON Schema of the output events.
     Schema,
     /// Print a completion script for a shell (bash, zsh, fish, elvish, powershell).
@@ -98,9 +105,19 @@ Examples:
   agentnorm usage --json run.jsonl | jq 'select(.totals)'"
 );
 
-/// The dialect names `--dialect` takes.
-const DIALECTS: [&str; 8] =
-    ["claude", "claude-transcript", "codex", "codex-legacy", "codex-rollout", "gemini", "opencode", "cursor"];
+/// Options of `agentnorm survey`.
+#[derive(Debug, Args)]
+pub struct SurveyArgs {
+    /// Files or folders (walked for *.jsonl / *.ndjson, also .gz / .zst); none or "-" reads stdin.
+    pub paths: Vec<PathBuf>,
+    /// One JSON object per row (`dialect`, `cli_version`, `frame`, `read_as`, `count`, `source`,
+    /// `line`) instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Force the input dialect instead of detecting it per frame.
+    #[arg(long, value_name = "NAME", value_enum)]
+    pub dialect: Option<Dialect>,
+}
 
 /// Options of `agentnorm diagnostics`.
 #[derive(Debug, Args)]
@@ -108,8 +125,8 @@ pub struct DiagnosticsArgs {
     /// Files or folders (walked for *.jsonl / *.ndjson, also .gz / .zst); none or "-" reads stdin.
     pub paths: Vec<PathBuf>,
     /// Force the input dialect instead of detecting it per frame.
-    #[arg(long, value_name = "NAME", value_parser = DIALECTS)]
-    pub dialect: Option<String>,
+    #[arg(long, value_name = "NAME", value_enum)]
+    pub dialect: Option<Dialect>,
     /// Accepted for symmetry with the normalizer; this view never writes `observed_at` (a
     /// coalesced event stands for many reads).
     #[arg(long)]
@@ -141,8 +158,8 @@ pub struct UsageArgs {
     #[arg(long)]
     pub csv: bool,
     /// Force the input dialect instead of detecting it per frame.
-    #[arg(long, value_name = "NAME", value_parser = DIALECTS)]
-    pub dialect: Option<String>,
+    #[arg(long, value_name = "NAME", value_enum)]
+    pub dialect: Option<Dialect>,
     /// Read this many inputs at once (default: all cores); the result never depends on it.
     #[arg(short = 'j', long = "threads", value_name = "N")]
     pub threads: Option<usize>,
@@ -181,8 +198,8 @@ pub struct NormalizeArgs {
     #[arg(long, value_name = "DIR")]
     pub output_dir: Option<PathBuf>,
     /// Force the input dialect instead of detecting it per frame.
-    #[arg(long, value_name = "NAME", value_parser = DIALECTS)]
-    pub dialect: Option<String>,
+    #[arg(long, value_name = "NAME", value_enum)]
+    pub dialect: Option<Dialect>,
     /// Write only these event types (comma-separated).
     #[arg(long, value_name = "TYPE,...", value_delimiter = ',')]
     pub only: Vec<String>,

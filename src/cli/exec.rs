@@ -69,8 +69,6 @@ trait Output: Sink {
     fn buffered(&self) -> usize;
     /// Takes the bytes waiting, going on in `next` (empty).
     fn take(&mut self, next: Vec<u8>) -> Vec<u8>;
-    /// The input has nothing more ready: make everything held visible.
-    fn idle(&mut self) {}
 }
 
 impl Output for NdjsonSink {
@@ -88,9 +86,6 @@ impl Output for PrettySink {
     }
     fn take(&mut self, next: Vec<u8>) -> Vec<u8> {
         std::mem::replace(&mut self.buf, next)
-    }
-    fn idle(&mut self) {
-        self.flush();
     }
 }
 

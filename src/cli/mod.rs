@@ -10,5 +10,6 @@ pub mod mmap;
 pub mod pipes;
 pub mod progress;
 pub mod readahead;
+pub mod survey;
 
 pub use args::*;

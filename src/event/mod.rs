@@ -53,10 +53,28 @@ macro_rules! define_dialect {
                     $(Dialect::$variant => $name,)*
                 }
             }
+
+            /// What the dialect reads, in a line.
+            pub fn description(self) -> &'static str {
+                match self {
+                    $(Dialect::$variant => $doc,)*
+                }
+            }
         }
     };
 }
 dialects!(define_dialect);
+
+/// `--dialect`'s values, from the registry (`agentnorm --help` lists them with their inputs).
+impl clap::ValueEnum for Dialect {
+    fn value_variants<'a>() -> &'a [Dialect] {
+        Dialect::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.as_str()).help(self.description()))
+    }
+}
 
 impl Dialect {
     /// Parses a wire name back into a dialect.
@@ -286,6 +304,20 @@ pub enum UnknownReason {
     MalformedFrame,
     /// Longer than `--max-line-bytes`.
     LineTooLong,
+}
+
+impl UnknownReason {
+    /// The reason's name on the wire (`not_json`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UnknownReason::NotJson => "not_json",
+            UnknownReason::InvalidJson => "invalid_json",
+            UnknownReason::NotObject => "not_object",
+            UnknownReason::UnrecognizedFrame => "unrecognized_frame",
+            UnknownReason::MalformedFrame => "malformed_frame",
+            UnknownReason::LineTooLong => "line_too_long",
+        }
+    }
 }
 
 /// A string that may still be in its JSON-escaped form, as read from the input.

@@ -10,6 +10,7 @@ use std::collections::HashMap;
 
 use base64::Engine as _;
 
+use super::survey::{ReadAs, Survey, SurveyKey};
 use super::{Decoded, Options, SPARE_MAPPED, Summary};
 use crate::dialect::detect::Detector;
 use crate::dialect::{self, Cx, Mapped, Piece, Recent, States};
@@ -57,6 +58,10 @@ struct Core {
     model: Option<String>,
     /// `--redact`'s memory of text arriving in pieces.
     redaction: crate::normalize::redact::Redaction,
+    /// How each frame type was read, when surveying.
+    survey: Option<Box<Survey>>,
+    /// The CLI version the stream named last (`session_started.cli_version`), for the survey.
+    cli_version: Option<String>,
 }
 
 /// The frame being applied: what its events carry besides `line`.
@@ -233,10 +238,22 @@ impl Fold {
                 cur: Current::default(),
                 model: None,
                 redaction: Default::default(),
+                survey: None,
+                cli_version: None,
             },
             states: States::default(),
             out_buf: Vec::new(),
         }
+    }
+
+    /// Starts recording how each frame type is read ([`Fold::take_survey`]).
+    pub(crate) fn survey(&mut self) {
+        self.core.survey = Some(Box::default());
+    }
+
+    /// What was recorded since [`Fold::survey`].
+    pub(crate) fn take_survey(&mut self) -> Option<Survey> {
+        self.core.survey.take().map(|s| *s)
     }
 
     /// The options the fold writes with.
@@ -284,6 +301,13 @@ impl Fold {
             Decoded::Blank => {}
             Decoded::NotFrame { reason, diagnostic } => {
                 let dialect = core.detector.current();
+                if core.survey.is_some() {
+                    let (frame, read_as) = match &diagnostic {
+                        Some(_) => ("(stderr line)".to_owned(), ReadAs::Mapped),
+                        None => (format!("({})", reason.as_str()), ReadAs::Unknown),
+                    };
+                    core.record(dialect, frame, read_as, line_no);
+                }
                 match diagnostic {
                     Some(mut d) => core.emit_line(&mut d, dialect, line_no, line, sink),
                     None => core.unknown_line(reason, None, dialect, line_no, line, sink),
@@ -361,6 +385,11 @@ impl Fold {
         Mapped::recycle(pieces);
         let core = &mut self.core;
         core.emit_deferred(Some(d), sink);
+        if core.survey.is_some() {
+            let heartbeat_only = out.iter().all(|e| matches!(e, Event::Heartbeat { .. }));
+            let read_as = if heartbeat_only { ReadAs::Heartbeat } else { ReadAs::Mapped };
+            core.record(Some(d), m.frame.clone(), read_as, line_no);
+        }
         // A line whose pieces all resolved to nothing (repeats, held usage) is still named.
         if out.is_empty() {
             out.push(Event::heartbeat(m.frame));
@@ -387,6 +416,9 @@ impl Fold {
             raw_base64: None,
         };
         let dialect = core.detector.current();
+        if core.survey.is_some() {
+            core.record(dialect, "(line_too_long)".to_owned(), ReadAs::Unknown, line_no);
+        }
         core.unknown += 1;
         core.emit(ev, Some((line_no, dialect)), sink);
     }
@@ -422,6 +454,14 @@ impl Fold {
 }
 
 impl Core {
+    /// Counts one line in the survey.
+    fn record(&mut self, dialect: Option<Dialect>, frame: String, read_as: ReadAs, line_no: u64) {
+        let key = SurveyKey { dialect, cli_version: self.cli_version.clone(), frame };
+        if let Some(s) = &mut self.survey {
+            s.record(key, read_as, self.opts.source.as_deref(), line_no);
+        }
+    }
+
     fn emit_deferred(&mut self, dialect: Option<Dialect>, sink: &mut dyn Sink) {
         for (ev, line) in std::mem::take(&mut self.deferred) {
             self.emit(ev, Some((line, dialect)), sink);
@@ -430,7 +470,10 @@ impl Core {
 
     fn event(&mut self, mut ev: Event, line_no: u64, out: &mut Vec<Event>, new_session: bool) {
         match &mut ev {
-            Event::SessionStarted { .. } => {
+            Event::SessionStarted { cli_version, .. } => {
+                if cli_version.is_some() {
+                    self.cli_version.clone_from(cli_version);
+                }
                 let Some(id) = self.session_id.as_deref() else { return };
                 // Claude repeats `system/init` every turn: one session_started per session.
                 if !self.sessions.insert(id) && !new_session {
@@ -514,6 +557,10 @@ impl Core {
         line: &[u8],
         sink: &mut dyn Sink,
     ) {
+        if self.survey.is_some() && matches!(reason, UnknownReason::UnrecognizedFrame | UnknownReason::MalformedFrame) {
+            let name = frame.clone().unwrap_or_else(|| "(no type)".to_owned());
+            self.record(dialect, name, ReadAs::Unknown, line_no);
+        }
         if reason == UnknownReason::UnrecognizedFrame {
             let mut key = frame.clone().unwrap_or_else(|| "(no type)".to_owned());
             // Bounded: a stream of ever-new frame types must not grow the state without end.

@@ -14,6 +14,7 @@
 mod fold;
 pub mod parallel;
 pub mod redact;
+pub mod survey;
 
 pub use fold::Fold;
 pub(crate) use fold::sample;
@@ -321,6 +322,17 @@ impl Normalizer {
         self.pre = None;
     }
 
+    /// Records how each frame type of the stream is read (`agentnorm survey`), from the next line
+    /// on; [`Normalizer::take_survey`] gives the counts.
+    pub fn record_survey(&mut self) {
+        self.fold.survey();
+    }
+
+    /// The counts recorded since [`Normalizer::record_survey`] (after [`Normalizer::finish`]).
+    pub fn take_survey(&mut self) -> Option<survey::Survey> {
+        self.fold.take_survey()
+    }
+
     /// Whether the stream has begun (`run_started` was written): bytes were fed, or it finished.
     pub fn started(&self) -> bool {
         self.started
@@ -524,4 +536,62 @@ pub fn first_dialect(mut input: impl std::io::Read) -> std::io::Result<Option<Di
         norm.feed(&buf[..n], &mut first);
     }
     Ok(first.0)
+}
+
+/// An iterator of the events of one stream read from `input` (the pull form of [`Normalizer`],
+/// in the manner of serde_json's `StreamDeserializer`, but line-oriented: a bad line is an
+/// `unknown` event, never the end of the stream).
+///
+/// Reading errors end the iteration with that error; the events of what was read before it
+/// have been yielded. The `run_ended` of a stream comes last.
+///
+/// ```
+/// let input = &b"{\"type\":\"thread.started\",\"thread_id\":\"t1\"}\nnot json\n"[..];
+/// let types: Vec<String> = agentnorm::events(input, agentnorm::Options::default())
+///     .map(|e| e.unwrap().type_name().to_owned())
+///     .collect();
+/// assert_eq!(types, ["run_started", "session_started", "unknown", "run_ended"]);
+/// ```
+pub fn events<R: std::io::Read>(input: R, opts: Options) -> Events<R> {
+    Events {
+        input,
+        norm: Some(Normalizer::new(opts)),
+        queue: std::collections::VecDeque::new(),
+        buf: vec![0; 64 << 10],
+    }
+}
+
+/// The iterator [`events`] returns.
+pub struct Events<R> {
+    input: R,
+    /// `None` once the stream has ended.
+    norm: Option<Normalizer>,
+    queue: std::collections::VecDeque<Event>,
+    buf: Vec<u8>,
+}
+
+impl<R: std::io::Read> Iterator for Events<R> {
+    type Item = std::io::Result<Event>;
+
+    fn next(&mut self) -> Option<std::io::Result<Event>> {
+        loop {
+            if let Some(ev) = self.queue.pop_front() {
+                return Some(Ok(ev));
+            }
+            let norm = self.norm.as_mut()?;
+            let mut sink = |ev: &Event| self.queue.push_back(ev.clone());
+            match self.input.read(&mut self.buf) {
+                Ok(0) => {
+                    norm.finish(&mut sink);
+                    self.norm = None;
+                }
+                Ok(n) => norm.feed(&self.buf[..n], &mut sink),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.norm = None;
+                    return Some(Err(e));
+                }
+            }
+        }
+    }
 }

@@ -475,4 +475,8 @@ impl Sink for PrettySink {
             self.write_blocks();
         }
     }
+
+    fn idle(&mut self) {
+        self.flush();
+    }
 }
