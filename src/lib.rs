@@ -46,6 +46,7 @@ pub mod render;
 pub mod report;
 pub mod safe;
 mod scan;
+pub mod simd;
 pub mod sink;
 pub mod stderr;
 pub mod time;
