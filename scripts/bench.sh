@@ -14,7 +14,9 @@
 # agentnorm (one thread, all cores, in a pipe) as a ratio of the tool's; then the issue-5 targets
 # with the figure reached. Tools: cat, a memchr line split and a bare simd-json tape parse of every
 # line (examples/simd_tape.rs), jq and node when on PATH, agentnorm -j1 and default -j on the
-# file, and `cat FILE | agentnorm | cat` beside `cat FILE | cat`. Needs bash, python3 and cargo.
+# file, and `cat FILE | agentnorm | cat` beside `cat FILE | cat`; then agentnorm -j1 at each scanner
+# level the CPU has, forced with AGENTNORM_SIMD=portable|sse2|avx2|avx512 (rows `-j1 simd=LEVEL`),
+# with the portable level's time as a ratio of AVX2's. Needs bash, python3 and cargo.
 set -euo pipefail
 
 die() {
@@ -154,6 +156,16 @@ else:
 tools.append((ONE, '"$2" -j1 --no-observed-at "$1" > /dev/null'))
 tools.append((ALL, '"$2" --no-observed-at "$1" > /dev/null'))
 tools.append((PIPE, 'cat "$1" | "$2" --no-observed-at | cat > /dev/null'))
+# Each scanner level this CPU has, forced (src/simd.rs); a level it lacks would run a narrower one.
+LEVELS = {}
+for level in ["portable", "sse2", "avx2", "avx512"]:
+    probe = subprocess.run([binary, "--version"], capture_output=True, text=True,
+                           env=dict(os.environ, AGENTNORM_SIMD=level))
+    if "lacks" in probe.stderr:
+        notes.append(f"simd={level}: skipped ({probe.stderr.strip()})")
+        continue
+    LEVELS[level] = f"agentnorm -j1 simd={level}"
+    tools.append((LEVELS[level], f'AGENTNORM_SIMD={level} "$2" -j1 --no-observed-at "$1" > /dev/null'))
 
 have_time = os.access("/usr/bin/time", os.X_OK)
 
@@ -229,6 +241,12 @@ if "node JSON.parse+stringify" in rate:
     target("agentnorm -j1 / node", one / rate["node JSON.parse+stringify"], 20, "x")
 target("agentnorm all cores MB/s / 1000 (>= 1.6 GB/s)", allc / 1000, 1.6)
 target("cat | agentnorm | cat / cat FILE | cat", pipe / rate[CATCAT], 0.5, "x")
+if "portable" in LEVELS and "avx2" in LEVELS:
+    print()
+    print("issue-17 target (ratio from this run):")
+    ratio = med[LEVELS["portable"]] / med[LEVELS["avx2"]]
+    ok = "met" if ratio <= 1.5 else "NOT met"
+    print(f"  {'-j1 time, simd=portable / simd=avx2':<52} {ratio:8.3f}x  (target <= 1.5x: {ok})")
 print(f"load avg:  {load()} at the end")
 PY
 )

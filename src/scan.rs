@@ -405,15 +405,16 @@ const TOP: u64 = 0x8080_8080_8080_8080;
 
 /// 0x80 in the first byte of `x` (little-endian: its lowest) that is `"`, `\` or a control
 /// character, and maybe in bytes after it; 0 in every byte before it. So its lowest set bit is
-/// exact: `(v - ONES) & !v` sets a byte's top bit when it is zero, and a borrow (which makes
-/// the false positives) only starts at a byte that is a true one, running upwards; likewise
-/// `(x - 0x20 * ONES) & !x` for bytes below 0x20.
+/// exact: `(v - n * ONES) & !v` sets the top bit of a byte below `n` (`n` at most 0x80), and
+/// the borrows that make false positives start at a byte that is a true one, running upwards.
+///
+/// A byte `b` is below 0x20 or is `"` (0x22) exactly when `b ^ 0x02` is below 0x21 (the xor
+/// maps 0x00..0x20 onto itself and 0x22 onto 0x20); `\` is the byte `b ^ 0x5c` that is zero.
 #[inline(always)]
 fn swar_special(x: u64) -> u64 {
-    let quote = x ^ (ONES * u64::from(b'"'));
+    let quote_or_control = x ^ (ONES * 0x02);
     let backslash = x ^ (ONES * u64::from(b'\\'));
-    (quote.wrapping_sub(ONES) & !quote | backslash.wrapping_sub(ONES) & !backslash | x.wrapping_sub(ONES * 0x20) & !x)
-        & TOP
+    (quote_or_control.wrapping_sub(ONES * 0x21) & !quote_or_control | backslash.wrapping_sub(ONES) & !backslash) & TOP
 }
 
 /// The eight bytes of `line` at `j` as a little-endian word (byte `k` of the word is
@@ -734,7 +735,7 @@ fn string_sse2(line: &[u8], i: usize) -> Result<(usize, bool, bool), ScanError> 
 }
 
 /// [`string`] without intrinsics, a word of eight bytes at a time (SWAR): each word is tested
-/// at once for `"`, `\\` and control characters ([`swar_special`]), the first one found is
+/// at once for `"`, `\` and control characters ([`swar_special`]), the first one found is
 /// read as a byte (an escape is checked and stepped over, so a run of backslashes pairs up as
 /// it goes), and the scan resumes after it. A string with non-ASCII bytes is checked to be
 /// UTF-8 where it ends.
@@ -749,11 +750,11 @@ fn string_portable(line: &[u8], i: usize) -> Result<(usize, bool, bool), ScanErr
                 // The last bytes of the line, one at a time.
                 let rest = line.get(j..).unwrap_or_default();
                 let k = rest.iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20).ok_or(ScanError::Invalid)?;
-                high |= u64::from(rest[..k].iter().any(|&b| b >= 0x80));
+                high |= if rest[..k].iter().any(|&b| b >= 0x80) { TOP } else { 0 };
                 j += k;
                 break;
             };
-            high |= x & TOP;
+            high |= x;
             let special = swar_special(x);
             if special != 0 {
                 j += (special.trailing_zeros() / 8) as usize;
@@ -763,7 +764,7 @@ fn string_portable(line: &[u8], i: usize) -> Result<(usize, bool, bool), ScanErr
         }
         match line[j] {
             b'"' => {
-                if high != 0 && simdutf8::basic::from_utf8(&line[i + 1..j]).is_err() {
+                if high & TOP != 0 && simdutf8::basic::from_utf8(&line[i + 1..j]).is_err() {
                     return Err(ScanError::Invalid);
                 }
                 return Ok((j + 1, escaped, canonical));
