@@ -310,17 +310,19 @@ impl Level {
     /// The level in force in this process ([`crate::simd::level`]: the widest this CPU runs
     /// unless one was forced).
     pub(crate) fn chosen() -> Level {
-        use crate::simd::SimdLevel;
-        match crate::simd::level() {
-            #[cfg(target_arch = "x86_64")]
-            SimdLevel::Avx512 => Level::Avx512,
-            #[cfg(target_arch = "x86_64")]
-            SimdLevel::Avx2 => Level::Avx2,
-            #[cfg(target_arch = "x86_64")]
-            SimdLevel::Sse2 => Level::Sse2,
-            // The others are never in force off x86-64 (`SimdLevel::supported`).
-            _ => Level::Portable,
+        #[cfg(target_arch = "x86_64")]
+        {
+            use crate::simd::SimdLevel;
+            match crate::simd::level() {
+                SimdLevel::Avx512 => Level::Avx512,
+                SimdLevel::Avx2 => Level::Avx2,
+                SimdLevel::Sse2 => Level::Sse2,
+                SimdLevel::Portable => Level::Portable,
+            }
         }
+        // The x86-64 levels are never in force elsewhere (`SimdLevel::supported`).
+        #[cfg(not(target_arch = "x86_64"))]
+        Level::Portable
     }
 
     /// The widest level this CPU runs (std caches the answer).
@@ -344,6 +346,7 @@ impl Level {
 /// Bit masks of one block of up to 64 bytes: bit `k` stands for `block[k]`. Bits past the end
 /// of a short block are unspecified (the caller ignores them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code, reason = "only the x86-64 levels read 64-byte blocks"))]
 struct Masks {
     /// `"`.
     quote: u64,
@@ -357,6 +360,7 @@ struct Masks {
 
 /// Bit masks of the bytes of a block that matter after a backslash.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code, reason = "only the x86-64 levels read 64-byte blocks"))]
 struct Classes {
     /// Bytes that may follow a backslash: `"` `/` `b` `f` `n` `r` `t` `u` (a backslash itself
     /// is part of a run).
@@ -385,6 +389,7 @@ const CLASS_SLASH: i8 = 0x02;
 
 /// The classes of the bytes of `block` (64 bytes at most) whose bits are set in `wanted`, a
 /// byte at a time (a block has a few escaped characters; the other bits are left clear).
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code, reason = "only the x86-64 levels read 64-byte blocks"))]
 fn classes_scalar(block: &[u8], mut wanted: u64) -> Classes {
     let mut c = Classes { escapable: 0, u: 0, slash: 0 };
     while wanted != 0 {
@@ -605,6 +610,7 @@ fn classes_avx512(v: std::arch::x86_64::__m512i) -> Classes {
 /// subtraction runs the carries through each run at once (with the odd bits set, a run's
 /// escaping backslashes are those whose position has the run start's parity).
 #[inline]
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code, reason = "only the x86-64 levels read 64-byte blocks"))]
 fn odd_backslash_ends(backslash: u64, carry: &mut u64) -> u64 {
     const ODD: u64 = 0xaaaa_aaaa_aaaa_aaaa;
     let potential = backslash & !*carry;
@@ -643,6 +649,7 @@ fn short_string(head: &[u8], level: Level) -> Option<usize> {
 }
 
 /// Whether `b` may follow a backslash (`\\` is handled as a run of backslashes).
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code, reason = "only the x86-64 levels read 64-byte blocks"))]
 const ESCAPABLE: [bool; 256] = {
     let mut t = [false; 256];
     let mut i = 0;
@@ -685,6 +692,7 @@ fn unicode_escape(line: &[u8], j: usize) -> Result<bool, ScanError> {
 /// Out of line: a `\u` is rare, and the call would cost the hot loop its registers.
 #[cold]
 #[inline(never)]
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code, reason = "only the x86-64 levels read 64-byte blocks"))]
 fn unicode_escapes(line: &[u8], block: usize, mut unicode: u64, mut pair_end: usize) -> Result<usize, ScanError> {
     while unicode != 0 {
         let j = block + unicode.trailing_zeros() as usize;
@@ -805,6 +813,7 @@ fn string_avx2(line: &[u8], i: usize) -> Result<(usize, bool, bool), ScanError> 
 }
 
 /// What [`string_with`] carries from one block to the next.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code, reason = "only the x86-64 levels read 64-byte blocks"))]
 struct StringState {
     /// Whether the previous block ended inside an odd run of backslashes.
     carry: u64,
@@ -825,6 +834,7 @@ struct StringState {
 /// registers, its bytes and the bits that matter); with `EAGER` the classes of every block
 /// with something to look at are read, else only those of a block with an escape.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code, reason = "only the x86-64 levels read 64-byte blocks"))]
 fn string_with<'a, V: Copy, const EAGER: bool>(
     line: &'a [u8],
     i: usize,
@@ -856,6 +866,7 @@ fn string_with<'a, V: Copy, const EAGER: bool>(
     Err(ScanError::Invalid)
 }
 
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code, reason = "only the x86-64 levels read 64-byte blocks"))]
 impl StringState {
     /// Reads the block at `block` of `line` (its bits set in `in_block`), whose masks are `m`;
     /// returns what [`string`] returns when the string ends in it.
@@ -1087,11 +1098,10 @@ mod tests {
     /// The block readers of `level`, which must be at most [`Level::best`].
     fn read_block(level: Level, block: &[u8]) -> (Masks, Classes) {
         assert!(level <= Level::best());
-        let all = u64::MAX >> (64 - block.len());
         match level {
-            Level::Portable => unreachable!("the portable level reads words, not blocks"),
+            Level::Portable => unreachable!("the portable level reads words, not blocks ({} bytes)", block.len()),
             #[cfg(target_arch = "x86_64")]
-            Level::Sse2 => (masks_sse2(load_sse2(block)), classes_scalar(block, all)),
+            Level::Sse2 => (masks_sse2(load_sse2(block)), classes_scalar(block, u64::MAX >> (64 - block.len()))),
             // SAFETY: the CPU has AVX2 (asserted above).
             #[cfg(target_arch = "x86_64")]
             Level::Avx2 => unsafe {
