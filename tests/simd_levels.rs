@@ -81,9 +81,10 @@ impl Rng {
     }
 }
 
-/// Generated lines: fixture lines with a byte replaced or cut short, lines whose strings are
-/// random runs of escape-heavy pieces placed at every offset around the 8-byte words and
-/// 64-byte blocks, valid and lone surrogates, non-ASCII text and bad UTF-8.
+/// Generated lines, of the kinds the property tests (`tests/props.rs`) draw: fixture lines with a
+/// byte replaced or cut short, arbitrary bytes, CRLF, blank and stderr lines; and lines whose
+/// strings are random runs of escape-heavy pieces placed at every offset around the 8-byte
+/// words and 64-byte blocks, valid and lone surrogates, non-ASCII text and bad UTF-8.
 fn generated_input() -> Vec<u8> {
     let mut fixture_lines = Vec::new();
     let mut files = Vec::new();
@@ -124,8 +125,16 @@ fn generated_input() -> Vec<u8> {
     ];
     let mut rng = Rng(0x5eed_1234_abcd_ef01);
     let mut out = Vec::new();
-    for round in 0..6000 {
-        let mut line = match round % 3 {
+    for round in 0..8000 {
+        let mut line = match round % 5 {
+            // Arbitrary bytes (no newline), as the property tests' garbage lines.
+            3 => (0..rng.below(80)).map(|_| rng.below(256) as u8).collect(),
+            // A frame with a CR before its newline, or a blank one, or stderr text.
+            4 => match rng.below(3) {
+                0 => [&fixture_lines[rng.below(fixture_lines.len())][..], b"\r"].concat(),
+                1 => b"  \t".to_vec(),
+                _ => b"2026-04-09T14:20:45.537513Z  WARN codex_core::plugins::manager: failed to load plugin".to_vec(),
+            },
             0 => {
                 let mut l = fixture_lines[rng.below(fixture_lines.len())].clone();
                 if !l.is_empty() {
