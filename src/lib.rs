@@ -48,4 +48,14 @@ pub use normalize::survey::{ReadAs, Survey, SurveyEntry, SurveyKey};
 pub use normalize::{
     DEFAULT_MAX_LINE_BYTES, Events, FilterError, Normalizer, Options, Summary, TypeFilter, events, first_dialect,
 };
+pub use read::simd;
 pub use sink::coalesce::Coalescer;
+
+/// The pipeline's stages, for the stage benchmark (`examples/stages.rs`) only: not part of the
+/// library's API, and built only with the `internals` feature.
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+pub mod internals {
+    pub use crate::normalize::{Decoded, Fold, decode};
+    pub use crate::read::frame::Parser;
+}

@@ -24,6 +24,19 @@ use cli::{Cli, Command, DiagnosticsArgs, Format, NormalizeArgs, UsageArgs};
 use input::Input;
 
 fn main() -> ExitCode {
+    // AGENTNORM_SIMD, read once before anything is scanned (agentnorm::simd).
+    match agentnorm::simd::from_env() {
+        Ok(choice) => {
+            if let Some(note) = &choice.note {
+                eprintln!("agentnorm: {note}");
+            }
+            agentnorm::simd::force(choice.level);
+        }
+        Err(e) => {
+            eprintln!("agentnorm: {e}");
+            return ExitCode::from(2);
+        }
+    }
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => ExitCode::from(code),

@@ -6,4 +6,5 @@
 
 pub mod frame;
 pub(crate) mod scan;
+pub mod simd;
 pub mod time;

@@ -8,7 +8,8 @@
 //! [`MAX_DEPTH`]) and records where each value lies. Strings are decoded later, only when an
 //! adapter reads them ([`unescape`]); long strings are read 64 bytes at a time as bit masks of
 //! `"`, `\` and control characters, with the widest SIMD the CPU has ([`Level`]: AVX-512BW, AVX2,
-//! SSE2, or a byte at a time), chosen once per [`Scanner`].
+//! SSE2, or the portable level: eight bytes per 64-bit word, SWAR), chosen once per process
+//! (`crate::simd`, where `AGENTNORM_SIMD` forces one).
 //!
 //! A line the scanner refuses goes through the frame reader's slow path (SPEC §1 repairs), whose
 //! output is scanned again.
@@ -68,13 +69,13 @@ pub struct Scanner {
     /// The nodes of the last line scanned.
     pub nodes: Vec<Node>,
     stack: Vec<u32>,
-    /// How strings are read: [`Level::best`], or narrower in tests.
+    /// How strings are read: [`Level::chosen`], or another level at most [`Level::best`] in tests.
     level: Level,
 }
 
 impl Default for Scanner {
     fn default() -> Self {
-        Scanner { nodes: Vec::new(), stack: Vec::new(), level: Level::best() }
+        Scanner { nodes: Vec::new(), stack: Vec::new(), level: Level::chosen() }
     }
 }
 
@@ -279,9 +280,9 @@ pub fn parse_f64(lit: &[u8]) -> Option<f64> {
 /// The instruction sets the string scanner can read blocks with, narrowest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Level {
-    /// A byte at a time: any CPU, and the reference the SIMD readings are tested against.
-    #[cfg_attr(all(target_arch = "x86_64", not(test)), allow(dead_code, reason = "x86-64 has SSE2 at least"))]
-    Scalar,
+    /// No `std::arch` intrinsics: eight bytes per 64-bit word (SWAR bit tricks). What aarch64
+    /// runs, and any CPU that is not x86-64.
+    Portable,
     /// 16 bytes per compare: the x86-64 baseline.
     #[cfg(target_arch = "x86_64")]
     Sse2,
@@ -297,7 +298,7 @@ impl Level {
     /// Every level, narrowest first (those above [`Level::best`] must not run).
     #[cfg(test)]
     const ALL: &'static [Level] = &[
-        Level::Scalar,
+        Level::Portable,
         #[cfg(target_arch = "x86_64")]
         Level::Sse2,
         #[cfg(target_arch = "x86_64")]
@@ -306,8 +307,26 @@ impl Level {
         Level::Avx512,
     ];
 
-    /// The widest level this CPU runs: the one place the CPU is asked (std caches the answer;
-    /// a [`Scanner`] keeps its level, so the question is asked once per scanner).
+    /// The level in force in this process ([`crate::simd::level`]: the widest this CPU runs
+    /// unless one was forced).
+    pub(crate) fn chosen() -> Level {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use crate::simd::SimdLevel;
+            match crate::simd::level() {
+                SimdLevel::Avx512 => Level::Avx512,
+                SimdLevel::Avx2 => Level::Avx2,
+                SimdLevel::Sse2 => Level::Sse2,
+                SimdLevel::Portable => Level::Portable,
+            }
+        }
+        // The x86-64 levels are never in force elsewhere (`SimdLevel::supported`).
+        #[cfg(not(target_arch = "x86_64"))]
+        Level::Portable
+    }
+
+    /// The widest level this CPU runs (std caches the answer).
+    #[cfg(test)]
     pub(crate) fn best() -> Level {
         #[cfg(target_arch = "x86_64")]
         {
@@ -320,13 +339,14 @@ impl Level {
             Level::Sse2
         }
         #[cfg(not(target_arch = "x86_64"))]
-        Level::Scalar
+        Level::Portable
     }
 }
 
 /// Bit masks of one block of up to 64 bytes: bit `k` stands for `block[k]`. Bits past the end
 /// of a short block are unspecified (the caller ignores them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code, reason = "only the x86-64 levels read 64-byte blocks"))]
 struct Masks {
     /// `"`.
     quote: u64,
@@ -340,6 +360,7 @@ struct Masks {
 
 /// Bit masks of the bytes of a block that matter after a backslash.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code, reason = "only the x86-64 levels read 64-byte blocks"))]
 struct Classes {
     /// Bytes that may follow a backslash: `"` `/` `b` `f` `n` `r` `t` `u` (a backslash itself
     /// is part of a run).
@@ -366,20 +387,9 @@ const CLASS_LO: [i8; 16] = [0, 0, 0x25, 0, 0x40, 0x80_u8 as i8, 0x08, 0, 0, 0, 0
 #[cfg(target_arch = "x86_64")]
 const CLASS_SLASH: i8 = 0x02;
 
-/// The masks of `block` (64 bytes at most), a byte at a time.
-fn masks_scalar(block: &[u8]) -> Masks {
-    let mut m = Masks { quote: 0, backslash: 0, control: 0, high: 0 };
-    for (k, &b) in block.iter().enumerate() {
-        m.quote |= u64::from(b == b'"') << k;
-        m.backslash |= u64::from(b == b'\\') << k;
-        m.control |= u64::from(b < 0x20) << k;
-        m.high |= u64::from(b >= 0x80) << k;
-    }
-    m
-}
-
 /// The classes of the bytes of `block` (64 bytes at most) whose bits are set in `wanted`, a
 /// byte at a time (a block has a few escaped characters; the other bits are left clear).
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code, reason = "only the x86-64 levels read 64-byte blocks"))]
 fn classes_scalar(block: &[u8], mut wanted: u64) -> Classes {
     let mut c = Classes { escapable: 0, u: 0, slash: 0 };
     while wanted != 0 {
@@ -391,6 +401,47 @@ fn classes_scalar(block: &[u8], mut wanted: u64) -> Classes {
         c.slash |= u64::from(b == b'/') << k;
     }
     c
+}
+
+/// Each byte of a word set to 0x01.
+const ONES: u64 = 0x0101_0101_0101_0101;
+/// Each byte of a word set to 0x80.
+const TOP: u64 = 0x8080_8080_8080_8080;
+
+/// 0x80 in the first byte of `x` (little-endian: its lowest) that is `"`, `\` or a control
+/// character, and maybe in bytes after it; 0 in every byte before it. So its lowest set bit is
+/// exact: `(v - n * ONES) & !v` sets the top bit of a byte below `n` (`n` at most 0x80), and
+/// the borrows that make false positives start at a byte that is a true one, running upwards.
+///
+/// A byte `b` is below 0x20 or is `"` (0x22) exactly when `b ^ 0x02` is below 0x21 (the xor
+/// maps 0x00..0x20 onto itself and 0x22 onto 0x20); `\` is the byte `b ^ 0x5c` that is zero.
+#[inline(always)]
+fn swar_special(x: u64) -> u64 {
+    let quote_or_control = x ^ (ONES * 0x02);
+    let backslash = x ^ (ONES * u64::from(b'\\'));
+    (quote_or_control.wrapping_sub(ONES * 0x21) & !quote_or_control | backslash.wrapping_sub(ONES) & !backslash) & TOP
+}
+
+/// The eight bytes of `line` at `j` as a little-endian word (byte `k` of the word is
+/// `line[j + k]`), if there are eight.
+#[inline(always)]
+fn word_at(line: &[u8], j: usize) -> Option<u64> {
+    Some(u64::from_le_bytes(line.get(j..j + 8)?.try_into().ok()?))
+}
+
+/// [`short_string`] without intrinsics: the 16 bytes as two words, where the first byte that
+/// is special ([`swar_special`]) or non-ASCII must be the closing quote.
+#[inline]
+fn short_string_swar(head: &[u8]) -> Option<usize> {
+    for k in 0..2 {
+        let x = word_at(head, 8 * k)?;
+        let stop = swar_special(x) | x & TOP;
+        if stop != 0 {
+            let at = 8 * k + (stop.trailing_zeros() / 8) as usize;
+            return (head[at] == b'"').then_some(at);
+        }
+    }
+    None
 }
 
 /// `block` (64 bytes at most) as a whole 64-byte block: the block itself, or a zero-padded copy
@@ -559,6 +610,7 @@ fn classes_avx512(v: std::arch::x86_64::__m512i) -> Classes {
 /// subtraction runs the carries through each run at once (with the odd bits set, a run's
 /// escaping backslashes are those whose position has the run start's parity).
 #[inline]
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code, reason = "only the x86-64 levels read 64-byte blocks"))]
 fn odd_backslash_ends(backslash: u64, carry: &mut u64) -> u64 {
     const ODD: u64 = 0xaaaa_aaaa_aaaa_aaaa;
     let potential = backslash & !*carry;
@@ -570,11 +622,12 @@ fn odd_backslash_ends(backslash: u64, carry: &mut u64) -> u64 {
 }
 
 /// The offset of the closing quote in `head` (16 bytes after an opening quote) when nothing
-/// before it is a backslash, a control character or a non-ASCII byte.
+/// before it is a backslash, a control character or a non-ASCII byte; read with SSE2 on x86-64
+/// unless the level is [`Level::Portable`].
 #[inline]
-fn short_string(head: &[u8]) -> Option<usize> {
+fn short_string(head: &[u8], level: Level) -> Option<usize> {
     #[cfg(target_arch = "x86_64")]
-    {
+    if level != Level::Portable {
         use std::arch::x86_64::*;
         // SAFETY: SSE2 is part of the x86-64 baseline; `head` is 16 bytes long (unaligned load).
         let (quote, other) = unsafe {
@@ -589,16 +642,14 @@ fn short_string(head: &[u8]) -> Option<usize> {
             )
         };
         let first = quote.trailing_zeros();
-        (quote != 0 && other & ((1 << first) - 1) == 0).then_some(first as usize)
+        return (quote != 0 && other & ((1 << first) - 1) == 0).then_some(first as usize);
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        let end = head.iter().position(|&b| b == b'"')?;
-        head[..end].iter().all(|&b| b != b'\\' && (0x20..0x80).contains(&b)).then_some(end)
-    }
+    let _ = level;
+    short_string_swar(head)
 }
 
 /// Whether `b` may follow a backslash (`\\` is handled as a run of backslashes).
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code, reason = "only the x86-64 levels read 64-byte blocks"))]
 const ESCAPABLE: [bool; 256] = {
     let mut t = [false; 256];
     let mut i = 0;
@@ -641,6 +692,7 @@ fn unicode_escape(line: &[u8], j: usize) -> Result<bool, ScanError> {
 /// Out of line: a `\u` is rare, and the call would cost the hot loop its registers.
 #[cold]
 #[inline(never)]
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code, reason = "only the x86-64 levels read 64-byte blocks"))]
 fn unicode_escapes(line: &[u8], block: usize, mut unicode: u64, mut pair_end: usize) -> Result<usize, ScanError> {
     while unicode != 0 {
         let j = block + unicode.trailing_zeros() as usize;
@@ -665,7 +717,7 @@ fn unicode_escapes(line: &[u8], block: usize, mut unicode: u64, mut pair_end: us
 fn string(line: &[u8], i: usize, level: Level) -> Result<(usize, bool, bool), ScanError> {
     // Short strings (keys, ids, types) end within 16 bytes with nothing to unescape.
     if let Some(head) = line.get(i + 1..i + 17)
-        && let Some(end) = short_string(head)
+        && let Some(end) = short_string(head, level)
     {
         return Ok((i + 2 + end, false, true));
     }
@@ -678,7 +730,7 @@ fn string(line: &[u8], i: usize, level: Level) -> Result<(usize, bool, bool), Sc
         Level::Avx2 => unsafe { string_avx2(line, i) },
         #[cfg(target_arch = "x86_64")]
         Level::Sse2 => string_sse2(line, i),
-        Level::Scalar => string_scalar(line, i),
+        Level::Portable => string_portable(line, i),
     }
 }
 
@@ -690,10 +742,59 @@ fn string_sse2(line: &[u8], i: usize) -> Result<(usize, bool, bool), ScanError> 
     string_with::<_, false>(line, i, load_sse2, masks_sse2, |_, b, e| classes_scalar(b, e))
 }
 
-/// [`string_with`] a byte at a time.
+/// [`string`] without intrinsics, a word of eight bytes at a time (SWAR): each word is tested
+/// at once for `"`, `\` and control characters ([`swar_special`]), the first one found is
+/// read as a byte (an escape is checked and stepped over, so a run of backslashes pairs up as
+/// it goes), and the scan resumes after it. A string with non-ASCII bytes is checked to be
+/// UTF-8 where it ends.
 #[inline(never)]
-fn string_scalar(line: &[u8], i: usize) -> Result<(usize, bool, bool), ScanError> {
-    string_with::<_, false>(line, i, |b| b, masks_scalar, |_, b, e| classes_scalar(b, e))
+fn string_portable(line: &[u8], i: usize) -> Result<(usize, bool, bool), ScanError> {
+    let (mut j, mut escaped, mut canonical, mut high) = (i + 1, false, true, 0);
+    loop {
+        // To the next special byte. `high` gathers the top bits of whole words, some past the
+        // string's end: at worst a string of ASCII is checked to be UTF-8.
+        loop {
+            let Some(x) = word_at(line, j) else {
+                // The last bytes of the line, one at a time.
+                let rest = line.get(j..).unwrap_or_default();
+                let k = rest.iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20).ok_or(ScanError::Invalid)?;
+                high |= if rest[..k].iter().any(|&b| b >= 0x80) { TOP } else { 0 };
+                j += k;
+                break;
+            };
+            high |= x;
+            let special = swar_special(x);
+            if special != 0 {
+                j += (special.trailing_zeros() / 8) as usize;
+                break;
+            }
+            j += 8;
+        }
+        match line[j] {
+            b'"' => {
+                if high & TOP != 0 && simdutf8::basic::from_utf8(&line[i + 1..j]).is_err() {
+                    return Err(ScanError::Invalid);
+                }
+                return Ok((j + 1, escaped, canonical));
+            }
+            b'\\' => {
+                escaped = true;
+                j += match line.get(j + 1) {
+                    Some(b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't') => 2,
+                    Some(b'/') => {
+                        canonical = false;
+                        2
+                    }
+                    Some(b'u') => {
+                        canonical = false;
+                        if unicode_escape(line, j)? { 12 } else { 6 }
+                    }
+                    _ => return Err(ScanError::Invalid),
+                };
+            }
+            _ => return Err(ScanError::Invalid),
+        }
+    }
 }
 
 /// [`string_with`] compiled for AVX-512BW. The escape classes cost a few instructions per
@@ -712,6 +813,7 @@ fn string_avx2(line: &[u8], i: usize) -> Result<(usize, bool, bool), ScanError> 
 }
 
 /// What [`string_with`] carries from one block to the next.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code, reason = "only the x86-64 levels read 64-byte blocks"))]
 struct StringState {
     /// Whether the previous block ended inside an odd run of backslashes.
     carry: u64,
@@ -732,6 +834,7 @@ struct StringState {
 /// registers, its bytes and the bits that matter); with `EAGER` the classes of every block
 /// with something to look at are read, else only those of a block with an escape.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code, reason = "only the x86-64 levels read 64-byte blocks"))]
 fn string_with<'a, V: Copy, const EAGER: bool>(
     line: &'a [u8],
     i: usize,
@@ -763,6 +866,7 @@ fn string_with<'a, V: Copy, const EAGER: bool>(
     Err(ScanError::Invalid)
 }
 
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code, reason = "only the x86-64 levels read 64-byte blocks"))]
 impl StringState {
     /// Reads the block at `block` of `line` (its bits set in `in_block`), whose masks are `m`;
     /// returns what [`string`] returns when the string ends in it.
@@ -985,14 +1089,19 @@ mod tests {
         Level::ALL.iter().copied().filter(|&l| l <= Level::best())
     }
 
+    /// The levels this CPU runs that read 64-byte blocks (all but the portable level, which
+    /// reads words: [`string_portable`]).
+    fn block_levels() -> impl Iterator<Item = Level> {
+        levels().filter(|&l| l != Level::Portable)
+    }
+
     /// The block readers of `level`, which must be at most [`Level::best`].
     fn read_block(level: Level, block: &[u8]) -> (Masks, Classes) {
         assert!(level <= Level::best());
-        let all = u64::MAX >> (64 - block.len());
         match level {
-            Level::Scalar => (masks_scalar(block), classes_scalar(block, all)),
+            Level::Portable => unreachable!("the portable level reads words, not blocks ({} bytes)", block.len()),
             #[cfg(target_arch = "x86_64")]
-            Level::Sse2 => (masks_sse2(load_sse2(block)), classes_scalar(block, all)),
+            Level::Sse2 => (masks_sse2(load_sse2(block)), classes_scalar(block, u64::MAX >> (64 - block.len()))),
             // SAFETY: the CPU has AVX2 (asserted above).
             #[cfg(target_arch = "x86_64")]
             Level::Avx2 => unsafe {
@@ -1026,10 +1135,10 @@ mod tests {
         }
     }
 
-    /// Checks every bit of `block`'s masks and classes, as read at every level, against their
+    /// Checks every bit of `block`'s masks and classes, as read at every block level, against their
     /// definitions.
     fn check_block(block: &[u8]) {
-        for level in levels() {
+        for level in block_levels() {
             let (m, c) = read_block(level, block);
             for (k, &b) in block.iter().enumerate() {
                 let bit = |mask: u64| mask >> k & 1 == 1;
@@ -1067,7 +1176,8 @@ mod tests {
 
     #[test]
     fn escaped_characters_match_a_byte_at_a_time_reading_across_a_block_end() {
-        // Every pattern of backslashes in the 8 bytes before and the 8 bytes after a block end.
+        // Every pattern of backslashes in the 8 bytes before and the 8 bytes after a block end,
+        // read by every block reader.
         for pattern in 0..=u16::MAX {
             let mut s = vec![b'a'; 128];
             for k in 0..16 {
@@ -1076,11 +1186,42 @@ mod tests {
                 }
             }
             let want = escaped_reference(&s);
-            let mut carry = 0;
-            for (n, block) in s.chunks(64).enumerate() {
-                let got = odd_backslash_ends(masks_scalar(block).backslash, &mut carry);
-                for k in 0..64 {
-                    assert_eq!(got >> k & 1 == 1, want[n * 64 + k], "pattern {pattern:#018b}, byte {}", n * 64 + k);
+            let want: [u64; 2] = std::array::from_fn(|n| (0..64).fold(0, |m, k| m | u64::from(want[n * 64 + k]) << k));
+            for level in block_levels() {
+                let mut carry = 0;
+                for (n, block) in s.chunks(64).enumerate() {
+                    let got = odd_backslash_ends(read_block(level, block).0.backslash, &mut carry);
+                    assert_eq!(got, want[n], "{level:?}: pattern {pattern:#018b}, block {n}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_level_reads_every_backslash_pattern_around_a_word_and_a_block_end() {
+        // Every pattern of backslashes (the other bytes `n`, or `"`) in the 16 bytes around the
+        // first block end (56..72 of the string's content: the portable level's words end at 64
+        // too) and around two word ends inside the first block (20..36: words end at 24 and 32),
+        // then `n"` and more: each level must find the same end and escapes as a byte at a time.
+        let mut line = Vec::with_capacity(160);
+        for from in [56, 20] {
+            for other in [b'n', b'"'] {
+                for pattern in 0..=u16::MAX {
+                    line.clear();
+                    line.push(b'"');
+                    line.resize(1 + from, b'a');
+                    for k in 0..16 {
+                        line.push(if pattern >> k & 1 == 1 { b'\\' } else { other });
+                    }
+                    line.extend_from_slice(b"n\"aaaa\"");
+                    let want = string_reference(&line, 0);
+                    for level in levels() {
+                        assert_eq!(
+                            string(&line, 0, level),
+                            want,
+                            "{level:?}: {other} pattern {pattern:#018b} at {from}"
+                        );
+                    }
                 }
             }
         }
@@ -1094,7 +1235,7 @@ mod tests {
         for round in 0..2000 {
             let s: Vec<u8> = (0..1 + round % 200).map(|_| alphabet[rng.below(alphabet.len())]).collect();
             let want = escaped_reference(&s);
-            for level in levels() {
+            for level in block_levels() {
                 let mut carry = 0;
                 for (n, block) in s.chunks(64).enumerate() {
                     let got = odd_backslash_ends(read_block(level, block).0.backslash, &mut carry);
