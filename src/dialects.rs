@@ -30,6 +30,8 @@ macro_rules! dialects {
                 "`opencode run --format json`.";
             Cursor cursor::Cursor "cursor"
                 "Cursor agent `--output-format stream-json`.";
+            Antigravity antigravity::Antigravity "antigravity"
+                "The Antigravity CLI (`agy`) `--output-format stream-json` (`{\"event\":…}` envelope).";
         }
     };
 }
