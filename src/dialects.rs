@@ -30,6 +30,10 @@ macro_rules! dialects {
                 "`opencode run --format json`.";
             Cursor cursor::Cursor "cursor"
                 "Cursor agent `--output-format stream-json`.";
+            Antigravity antigravity::Antigravity "antigravity"
+                "The Antigravity CLI (`agy`) `--output-format stream-json` (`{\"event\":…}` envelope).";
+            Copilot copilot::Copilot "copilot"
+                "GitHub Copilot CLI `-p … --output-format json` and saved session logs (`~/.copilot/session-state/<id>/events.jsonl`).";
         }
     };
 }
