@@ -7,20 +7,16 @@
 //! that drives an [`agentnorm::Normalizer`]. Events leave as JSON text written by the library's
 //! own NDJSON sink (the contract's bytes), as one JSON array per batch: each language parses that
 //! with its native JSON parser, which measured faster than building its objects one call at a
-//! time (see `bindings/README.md`).
+//! time (see the README's "Python and Node" section).
 //!
-//! Reading files (folders walked, gzip/zstd by magic bytes) repeats the CLI's `src/input.rs`,
+//! Reading files (folders walked, gzip/zstd by magic bytes) repeats the CLI's `src/cli/input.rs`,
 //! which belongs to the binary and is not part of the library.
-
-// Options are set field by field on `Options::default()`, not with a struct literal: that form
-// still compiles when the library makes `Options` `#[non_exhaustive]`.
-#![allow(clippy::field_reassign_with_default)]
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
-use agentnorm::report::{self, Collector, GroupBy, Report, ReportOptions};
+use agentnorm::sink::report::{self, Collector, GroupBy, Report, ReportOptions};
 use agentnorm::{Dialect, Event, NdjsonSink, Normalizer, Options};
 
 /// A failure, with the message the CLI prints for it (without its `agentnorm: ` prefix).
@@ -79,17 +75,17 @@ pub fn dialect(name: Option<&str>) -> Result<Option<Dialect>, Error> {
 
 /// The library's options for these settings: the one place that builds them.
 pub fn options(s: &Settings) -> Result<Options, Error> {
-    let mut o = Options::default();
-    o.dialect = dialect(s.dialect.as_deref())?;
-    o.redact = s.redact;
-    o.raw = s.raw;
-    o.source = s.source.clone();
-    o.observed_at = s.observed_at;
+    let mut o = Options::default()
+        .dialect(dialect(s.dialect.as_deref())?)
+        .redact(s.redact)
+        .raw(s.raw)
+        .source(s.source.clone())
+        .observed_at(s.observed_at);
     if let Some(n) = s.max_line_bytes {
         if n == 0 {
             return Err(Error::Invalid("max_line_bytes must be at least 1".into()));
         }
-        o.max_line_bytes = n;
+        o = o.max_line_bytes(n);
     }
     Ok(o)
 }
@@ -333,10 +329,7 @@ pub fn usage(
     let mut rep = Report::default();
     for path in expand(&paths)? {
         let mut reader = open(&path)?;
-        let mut o = Options::default();
-        o.dialect = forced;
-        o.observed_at = false;
-        let mut norm = Normalizer::new(o);
+        let mut norm = Normalizer::new(Options::default().dialect(forced).observed_at(false));
         let mut collector = Collector::new(Some(path.display().to_string()));
         loop {
             match reader.fill_buf() {
@@ -382,7 +375,7 @@ fn default_usage_paths() -> Result<Vec<PathBuf>, Error> {
 /// The first dialect detected in a file (what `agentnorm detect` prints), `None` for `unknown`.
 pub fn detect(path: &Path) -> Result<Option<&'static str>, Error> {
     let reader = open(path)?;
-    agentnorm::detect::first_dialect(reader).map(|d| d.map(Dialect::as_str)).map_err(|e| Error::io(path, e))
+    agentnorm::first_dialect(reader).map(|d| d.map(Dialect::as_str)).map_err(|e| Error::io(path, e))
 }
 
 /// The JSON Schema of the events (`agentnorm schema`), as JSON text.
@@ -403,9 +396,7 @@ mod tests {
 
     #[test]
     fn a_stream_writes_what_the_cli_writes() {
-        let mut o = Options::default();
-        o.observed_at = false;
-        let mut s = Stream::new(o);
+        let mut s = Stream::new(Options::default().observed_at(false));
         s.feed(b"{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s\"}\nnot json");
         s.finish();
         s.finish();

@@ -7,7 +7,10 @@ const { spawnSync } = require('node:child_process')
 
 const ROOT = path.resolve(__dirname, '..', '..', '..')
 const FIXTURES = fs
-  .readdirSync(path.join(ROOT, 'fixtures'))
+  .readdirSync(path.join(ROOT, 'fixtures'), { withFileTypes: true })
+  // The dialect folders (fixtures/README.md, the provenance notes, sits beside them).
+  .filter((e) => e.isDirectory())
+  .map((e) => e.name)
   .sort()
   .flatMap((d) =>
     fs

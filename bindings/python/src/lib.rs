@@ -3,9 +3,9 @@
 //! It exists so that Python programs that drive coding-agent CLIs read their streams with the
 //! same parser and contract as the CLI instead of parsing NDJSON by hand. Everything that is not
 //! conversion lives in `agentnorm-bindings-common`; events cross as the library's NDJSON bytes,
-//! joined into one JSON array per batch and parsed by CPython's `json` (one C call per batch,
-//! which measured faster than building the dicts from Rust one call at a time). Parsing runs
-//! with the GIL released.
+//! turned into dicts by the parser in `build.rs` (keys made once per batch; `json.loads` of one
+//! JSON array per batch is the fallback for what it does not expect). Parsing runs with the GIL
+//! released.
 
 mod build;
 

@@ -6,8 +6,8 @@ from typing_extensions import Literal, NotRequired, TypedDict
 
 __version__: str
 
-DialectName = Literal["claude", "claude-transcript", "codex", "codex-legacy", "codex-rollout", "gemini", "opencode", "cursor"]
-"""The input dialects agentnorm recognises (SPEC §2)."""
+DialectName = Literal["claude", "claude-transcript", "codex", "codex-legacy", "codex-rollout", "gemini", "opencode", "cursor", "antigravity", "copilot"]
+"""The input dialects agentnorm recognises (SPEC §2), in the registry's order."""
 
 
 FailureKind = Literal["max_turns", "usage_limit", "auth", "api_error", "aborted", "other"]
@@ -297,6 +297,7 @@ class TurnCompletedEvent(TypedDict):
 
     type: Literal["turn_completed"]
     at: NotRequired[str]
+    cost_scope: NotRequired[UsageScope]
     cost_usd: NotRequired[float]
     dialect: NotRequired[DialectName]
     duration_ms: NotRequired[int]
@@ -321,6 +322,7 @@ class TurnFailedEvent(TypedDict):
 
     type: Literal["turn_failed"]
     at: NotRequired[str]
+    cost_scope: NotRequired[UsageScope]
     cost_usd: NotRequired[float]
     dialect: NotRequired[DialectName]
     duration_ms: NotRequired[int]
