@@ -5,8 +5,9 @@
 #   scripts/bench-bindings.sh [FILE] [RUNS]
 #
 # FILE defaults to the reference workload, written by ../shared/bench/gen_workload.py (200 MB,
-# seed 42) into target/bindings/workload.ndjson. The packages must be built first
-# (scripts/test-bindings.sh does it).
+# seed 42) into target/bindings/workload.ndjson. Both packages are built first in the release
+# profile, as `pip install` and `npm run build` build them (scripts/test-bindings.sh --release
+# --build-only; the suites' own build is the dev profile, which would measure unoptimized code).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bt="${CARGO_TARGET_DIR:-target}/bindings"
@@ -15,8 +16,8 @@ runs=${2:-3}
 if [ ! -f "$file" ]; then
   python3 ../shared/bench/gen_workload.py "$file" 200
 fi
+scripts/test-bindings.sh --release --build-only >&2
 py="$bt/venv/bin/python"
-[ -x "$py" ] || { echo "no $py: run scripts/test-bindings.sh python first" >&2; exit 1; }
 echo "file: $file ($(du -m "$file" | cut -f1) MB), medians of $runs, $(nproc) cores"
 printf 'way\twall s\tCPU s\tMB/s\tevents\tevents/s\tevents/CPU s\n'
 "$py" bindings/python/bench.py "$file" "$runs"
