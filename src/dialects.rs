@@ -30,6 +30,8 @@ macro_rules! dialects {
                 "`opencode run --format json`.";
             Cursor cursor::Cursor "cursor"
                 "Cursor agent `--output-format stream-json`.";
+            Pi pi::Pi "pi"
+                "`pi --mode json` (the pi coding agent), 0.4x–0.6x and the delta-only 1.x format.";
         }
     };
 }
