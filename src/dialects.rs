@@ -32,6 +32,8 @@ macro_rules! dialects {
                 "Cursor agent `--output-format stream-json`.";
             Pi pi::Pi "pi"
                 "`pi --mode json` (the pi coding agent), 0.4x–0.6x and the delta-only 1.x format.";
+            Droid droid::Droid "droid"
+                "Factory `droid exec --output-format stream-json`.";
         }
     };
 }
