@@ -34,6 +34,8 @@ macro_rules! dialects {
                 "`pi --mode json` (the pi coding agent), 0.4x–0.6x and the delta-only 1.x format.";
             Droid droid::Droid "droid"
                 "Factory `droid exec --output-format stream-json`.";
+            Qwen qwen::Qwen "qwen"
+                "Qwen Code `-p --output-format stream-json` (Claude-shaped, with its own usage counting).";
         }
     };
 }
