@@ -36,6 +36,8 @@ macro_rules! dialects {
                 "Factory `droid exec --output-format stream-json`.";
             Qwen qwen::Qwen "qwen"
                 "Qwen Code `-p --output-format stream-json` (Claude-shaped, with its own usage counting).";
+            Grok grok::Grok "grok"
+                "xAI Grok Build CLI `-p --output-format streaming-json` and `json`.";
         }
     };
 }

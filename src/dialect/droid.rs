@@ -50,7 +50,8 @@ impl Adapter for Droid {
             // `tool_call` a `subtype`; Gemini's `tool_result` a `tool_id` / `status`.
             Some("message") if text_str && has("role") && !has("content") => Claim::Overrides,
             Some("reasoning") if text_str && has("id") && !has("part") && !has("sessionID") => Claim::Overrides,
-            Some("tool_call") if has("toolName") && !has("subtype") => Claim::Overrides,
+            // (Grok's has a `toolCallId`.)
+            Some("tool_call") if has("toolName") && !has("subtype") && !has("toolCallId") => Claim::Overrides,
             Some("tool_result") if has("isError") && !has("tool_id") && !has("status") => Claim::Overrides,
             Some("completion") if has("finalText") || has("numTurns") => Claim::Marked,
             Some("error") if f.get("source").is_some_and(|s| s.is_str()) && !has("severity") => Claim::Marked,
