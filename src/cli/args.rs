@@ -98,9 +98,11 @@ Examples:
   agentnorm usage --json run.jsonl | jq 'select(.totals)'"
 );
 
-/// The dialect names `--dialect` takes.
-const DIALECTS: [&str; 8] =
-    ["claude", "claude-transcript", "codex", "codex-legacy", "codex-rollout", "gemini", "opencode", "cursor"];
+/// The dialect names `--dialect` takes: every dialect of the registry (`src/dialects.rs`), in
+/// its order.
+fn dialects() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(agentnorm::Dialect::ALL.iter().map(|d| d.as_str()))
+}
 
 /// Options of `agentnorm diagnostics`.
 #[derive(Debug, Args)]
@@ -108,7 +110,7 @@ pub struct DiagnosticsArgs {
     /// Files or folders (walked for *.jsonl / *.ndjson, also .gz / .zst); none or "-" reads stdin.
     pub paths: Vec<PathBuf>,
     /// Force the input dialect instead of detecting it per frame.
-    #[arg(long, value_name = "NAME", value_parser = DIALECTS)]
+    #[arg(long, value_name = "NAME", value_parser = dialects())]
     pub dialect: Option<String>,
     /// Accepted for symmetry with the normalizer; this view never writes `observed_at` (a
     /// coalesced event stands for many reads).
@@ -141,7 +143,7 @@ pub struct UsageArgs {
     #[arg(long)]
     pub csv: bool,
     /// Force the input dialect instead of detecting it per frame.
-    #[arg(long, value_name = "NAME", value_parser = DIALECTS)]
+    #[arg(long, value_name = "NAME", value_parser = dialects())]
     pub dialect: Option<String>,
     /// Read this many inputs at once (default: all cores); the result never depends on it.
     #[arg(short = 'j', long = "threads", value_name = "N")]
@@ -181,7 +183,7 @@ pub struct NormalizeArgs {
     #[arg(long, value_name = "DIR")]
     pub output_dir: Option<PathBuf>,
     /// Force the input dialect instead of detecting it per frame.
-    #[arg(long, value_name = "NAME", value_parser = DIALECTS)]
+    #[arg(long, value_name = "NAME", value_parser = dialects())]
     pub dialect: Option<String>,
     /// Write only these event types (comma-separated).
     #[arg(long, value_name = "TYPE,...", value_delimiter = ',')]
