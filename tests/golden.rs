@@ -286,7 +286,8 @@ fn assistant_text_of_input(dialect: &str, fixture: &Path) -> String {
     let mut s = String::new();
     for (_, f) in input_frames(fixture) {
         match dialect {
-            "claude" if f["type"] == "assistant" => {
+            // A synthetic API-error message is the CLI's error sentence, a diagnostic.
+            "claude" if f["type"] == "assistant" && f["is_api_error_message"] != true => {
                 for b in f["message"]["content"].as_array().into_iter().flatten() {
                     if b["type"] == "text" {
                         s += b["text"].as_str().unwrap_or("");
@@ -711,8 +712,14 @@ fn trap_result_success_with_is_error_is_a_failure() {
     assert_eq!(tf[0]["error"], "Failed to authenticate. API Error: 401 Invalid bearer token.");
     // The <synthetic> message is no model request: no usage event at all in this stream.
     assert!(of_type(&evs, "usage").is_empty());
+    // The synthetic API-error message (line 6) is an error diagnostic, not assistant text.
+    let mut d = of_type(&evs, "diagnostic");
+    let api_error = d.pop().unwrap();
+    assert_eq!((line(api_error), api_error["level"].as_str()), (Some(6), Some("error")));
+    assert_eq!(api_error["code"], "claude.api_error.authentication_failed");
+    assert_eq!(api_error["message"], tf[0]["error"]);
+    assert!(of_type(&evs, "output_delta").is_empty());
     // api_retry → one warning diagnostic per line.
-    let d = of_type(&evs, "diagnostic");
     assert_eq!(d.iter().map(|e| line(e).unwrap()).collect::<Vec<_>>(), [2, 3, 4]);
     for e in &d {
         assert_eq!(e["level"], "warning");

@@ -123,7 +123,10 @@ fn fixture_lines() -> &'static [Vec<u8>] {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
         let mut files: Vec<_> = std::fs::read_dir(&root)
             .unwrap()
-            .flat_map(|d| std::fs::read_dir(d.unwrap().path()).unwrap())
+            .map(|d| d.unwrap().path())
+            // fixtures/README.md sits beside the dialect folders.
+            .filter(|d| d.is_dir())
+            .flat_map(|d| std::fs::read_dir(d).unwrap())
             .map(|e| e.unwrap().path())
             .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
             .collect();

@@ -258,7 +258,12 @@ mod tests {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
         let mut n = 0;
         for dir in std::fs::read_dir(root).unwrap() {
-            for file in std::fs::read_dir(dir.unwrap().path()).unwrap() {
+            let dir = dir.unwrap().path();
+            // fixtures/README.md (provenance) sits beside the dialect folders.
+            if !dir.is_dir() {
+                continue;
+            }
+            for file in std::fs::read_dir(dir).unwrap() {
                 let path = file.unwrap().path();
                 if path.extension().is_none_or(|e| e != "jsonl") {
                     continue;
