@@ -959,11 +959,13 @@ fn trap_codex_mcp_and_web_search() {
     assert_eq!(types_at(&evs, 7), ["tool_started", "tool_completed"]);
     assert_eq!(at_line(&evs, 7)[0]["kind"], "web_search");
     assert_eq!(at_line(&evs, 7)[0]["input"], serde_json::json!({"query": "cfgkit parse_config toml example"}));
-    // Duplicate "id" key: the last one wins, in the start and the completion alike.
-    assert_eq!(types_at(&evs, 8), ["tool_started"]);
-    assert_eq!(at_line(&evs, 8)[0]["tool_id"], "ws_0b7e41c2");
-    assert_eq!(types_at(&evs, 9), ["tool_completed"]);
+    // A start with `query: ""` (Codex ≥ 0.153) is a heartbeat: the search starts at its
+    // completion, with the query. Duplicate "id" key: the last one wins, in both.
+    assert_eq!(types_at(&evs, 8), ["heartbeat"]);
+    assert_eq!(types_at(&evs, 9), ["tool_started", "tool_completed"]);
     assert_eq!(at_line(&evs, 9)[0]["tool_id"], "ws_0b7e41c2");
+    assert_eq!(at_line(&evs, 9)[0]["summary"], "cfgkit 2.0 release notes");
+    assert_eq!(at_line(&evs, 9)[1]["tool_id"], "ws_0b7e41c2");
 }
 
 #[test]

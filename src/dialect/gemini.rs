@@ -21,7 +21,7 @@
 
 use super::{Adapter, Claim, Mapped, NO_ID, Piece, content_text, diagnostic, failure_kind, one_line, summary, tool_kind};
 use crate::dialect::usage;
-use crate::event::{Envelope, Event, FailureKind, Level, Text, UnknownReason, Usage};
+use crate::event::{Envelope, Event, FailureKind, Level, Text, ToolKind, UnknownReason, Usage};
 use crate::read::frame::Val;
 
 /// The `gemini` dialect.
@@ -131,10 +131,10 @@ fn tool_use(f: Val<'_>, m: &mut Mapped) {
     let Some(name) = f.str_at("tool_name") else {
         return m.unknown(UnknownReason::MalformedFrame, None);
     };
-    let kind = tool_kind(name);
+    let kind = gemini_kind(name);
     let input = f.get("parameters").filter(|p| !p.is_null());
     // `list_directory` names a `dir_path`, `web_fetch` a `prompt` holding its URLs.
-    let summary = summary(kind, input).or_else(|| {
+    let summary = own_summary(name, input).or_else(|| summary(kind, input)).or_else(|| {
         let i = input?;
         ["dir_path", "prompt", "description"].iter().find_map(|k| i.str_at(k)).and_then(one_line)
     });
@@ -147,6 +147,42 @@ fn tool_use(f: Val<'_>, m: &mut Mapped) {
     );
     if let Some(extra) = super::call_extra(kind, input) {
         m.push(extra);
+    }
+}
+
+/// Gemini CLI's tool names on top of the shared table: MCP tools are `mcp_<server>_<tool>`
+/// (`MCP_TOOL_PREFIX` in gemini-cli's `mcp-tool.ts`), MCP resources are read through
+/// `read_mcp_resource` / `list_mcp_resources`, and `invoke_agent` runs a subagent.
+fn gemini_kind(name: &str) -> ToolKind {
+    match name {
+        n if n.starts_with("mcp_") && n.len() > 4 => ToolKind::Mcp,
+        "read_mcp_resource" | "list_mcp_resources" => ToolKind::Mcp,
+        "invoke_agent" => ToolKind::Task,
+        _ => tool_kind(name),
+    }
+}
+
+/// The summary of Gemini's own tool names: `server/tool` of an MCP tool (the server is up to the
+/// first `_` after the prefix, as `parseMcpToolName` reads it), `server/uri` of a resource, the
+/// agent an `invoke_agent` runs.
+fn own_summary(name: &str, input: Option<Val<'_>>) -> Option<String> {
+    if let Some(rest) = name.strip_prefix("mcp_").filter(|r| !r.is_empty()) {
+        return Some(match rest.split_once('_') {
+            Some((server, tool)) => super::mcp_summary(Some(server), tool),
+            None => rest.to_owned(),
+        });
+    }
+    let input = input?;
+    match name {
+        "read_mcp_resource" | "list_mcp_resources" => {
+            let server = input.str_at("server");
+            match input.str_at("uri") {
+                Some(uri) => one_line(&super::mcp_summary(server, uri)),
+                None => server.map(str::to_owned),
+            }
+        }
+        "invoke_agent" => input.str_at("agent_name").and_then(one_line),
+        _ => None,
     }
 }
 
