@@ -141,3 +141,19 @@ fn a_stream_opening_with_a_new_top_level_frame_is_detected_as_claude() {
     let evs = run_stdin(&[], line);
     assert_eq!(at_line(&evs, 1)[0]["type"], "heartbeat");
 }
+
+#[test]
+fn message_delta_input_and_cache_figures_fill_the_message_zeros() {
+    let lines = [
+        r#"{"type":"stream_event","event":{"type":"message_start","message":{"id":"msg_z","model":"claude-sonnet-4-6","usage":{"input_tokens":0,"cache_read_input_tokens":0,"cache_creation_input_tokens":7,"output_tokens":1}}},"session_id":"s1","uuid":"u1"}"#,
+        r#"{"type":"stream_event","event":{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"input_tokens":12,"cache_read_input_tokens":3400,"cache_creation_input_tokens":9,"output_tokens":55}},"session_id":"s1","uuid":"u2"}"#,
+    ];
+    let evs = run_stdin(&[], &lines.join("\n"));
+    let u = common::of_type(&evs, "usage");
+    assert_eq!(u.len(), 1, "{evs:?}");
+    // The message's zeros give way to the delta's figures; its non-zero cache_write is kept.
+    assert_eq!(
+        u[0]["usage"],
+        serde_json::json!({"input": 12, "cache_read": 3400, "cache_write": 7, "output": 55, "context": 3419})
+    );
+}

@@ -374,3 +374,25 @@ fn mcp_tools_are_kind_mcp_and_invoke_agent_is_a_task() {
     assert_eq!(failed[0]["kind"], "mcp");
     assert!(failed[0]["error"].as_str().unwrap().starts_with("resource not found"));
 }
+
+#[test]
+fn a_result_error_without_an_error_object_takes_the_turns_last_error_frame() {
+    let evs = run(DRIFT);
+    let frames = common::input_frames(&fixture("gemini", DRIFT));
+    let (n, _) = frames.iter().find(|(_, v)| v["type"] == "result" && v["status"] == "error").expect("fixture line");
+    assert!(frames.iter().any(|(l, v)| l == n && v.get("error").is_none()));
+    // The last `error` frame of level error before it, after the turn before ended.
+    let (_, last) = frames.iter().rfind(|(l, v)| l < n && v["type"] == "error" && v["severity"] == "error").unwrap();
+    let tf = at_line(&evs, *n).into_iter().find(|e| e["type"] == "turn_failed").unwrap();
+    assert_eq!(tf["error"], last["message"]);
+    assert_eq!(tf["kind"], "usage_limit");
+    // An error frame of an earlier, completed turn is not taken.
+    let lines = [
+        r#"{"type":"init","timestamp":"2026-11-29T08:30:00.000Z","session_id":"s-1","model":"gemini-3-pro-preview"}"#,
+        r#"{"type":"error","timestamp":"2026-11-29T08:30:01.000Z","severity":"error","message":"first turn trouble"}"#,
+        r#"{"type":"result","timestamp":"2026-11-29T08:30:02.000Z","status":"success","stats":{}}"#,
+        r#"{"type":"result","timestamp":"2026-11-29T08:30:03.000Z","status":"error","stats":{}}"#,
+    ];
+    let evs = run_stdin(&[], &lines.join("\n"));
+    assert_eq!(of_type(&evs, "turn_failed")[0]["error"], "turn failed");
+}

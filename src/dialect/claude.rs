@@ -78,11 +78,17 @@ impl Adapter for Claude {
                         if !st.usage_done.insert(id) {
                             return;
                         }
-                        // Input and cache figures from the message, the final output count here.
+                        // Input and cache figures from the message, or from the `message_delta`
+                        // where it carries them and the message's are zero (SPEC §3 `usage`); the
+                        // final output count here.
+                        let pick = |msg: Option<u64>, delta: Option<u64>| match (msg, delta) {
+                            (Some(0) | None, Some(d)) if d > 0 => Some(d),
+                            (m, d) => m.or(d),
+                        };
                         let u = Usage {
-                            input: start.input.or(fin.input),
-                            cache_read: start.cache_read.or(fin.cache_read),
-                            cache_write: start.cache_write.or(fin.cache_write),
+                            input: pick(start.input, fin.input),
+                            cache_read: pick(start.cache_read, fin.cache_read),
+                            cache_write: pick(start.cache_write, fin.cache_write),
                             output: fin.output,
                             ..Usage::default()
                         };

@@ -19,7 +19,7 @@
 //! - Timestamps are RFC 3339 strings; the placeholder `<TIMESTAMP>` of upstream snapshots is
 //!   dropped by the fold.
 
-use super::{Adapter, Claim, Mapped, NO_ID, Piece, content_text, diagnostic, failure_kind, one_line, summary, tool_kind};
+use super::{Adapter, Claim, Cx, Mapped, NO_ID, Own, Piece, content_text, diagnostic, failure_kind, one_line, summary, tool_kind};
 use crate::dialect::usage;
 use crate::event::{Envelope, Event, FailureKind, Level, Text, ToolKind, UnknownReason, Usage};
 use crate::read::frame::Val;
@@ -27,9 +27,47 @@ use crate::read::frame::Val;
 /// The `gemini` dialect.
 pub(crate) struct Gemini;
 
+/// Gemini's own pieces: a turn's error message, for the `result` that fails it without one.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum GeminiPiece {
+    /// An `error` frame of level error: its message.
+    Error(String),
+    /// A `turn_failed` from a `result` with `status: error` and no `error` object (the CLI's
+    /// agent-session path writes its message only in the `error` frame before it): its error
+    /// and kind become that frame's.
+    FailedTurn(Event),
+}
+
+impl From<GeminiPiece> for Piece {
+    fn from(p: GeminiPiece) -> Piece {
+        Piece::Own(Own::Gemini(p))
+    }
+}
+
+/// The message of the current turn's last `error` frame of level error.
+#[derive(Debug, Default)]
+pub(crate) struct LastError(Option<String>);
+
 impl Adapter for Gemini {
-    type Piece = std::convert::Infallible;
-    type State = ();
+    type Piece = GeminiPiece;
+    type State = LastError;
+
+    fn fold(st: &mut LastError, piece: GeminiPiece, cx: &mut dyn Cx) {
+        match piece {
+            GeminiPiece::Error(message) => st.0 = Some(message),
+            GeminiPiece::FailedTurn(mut ev) => {
+                if let (Event::TurnFailed { error, kind, .. }, Some(last)) = (&mut ev, st.0.take()) {
+                    *kind = Some(failure_kind(&last));
+                    *error = last;
+                }
+                cx.event(ev);
+            }
+        }
+    }
+
+    fn turn_ended(st: &mut LastError) {
+        st.0 = None;
+    }
 
     fn claim(f: Val<'_>, ty: Option<&str>) -> Claim {
         let has = |k: &str| f.get(k).is_some();
@@ -228,6 +266,9 @@ fn error(f: Val<'_>, m: &mut Mapped) {
             Level::Error => "gemini.error",
         }
     };
+    if level == Level::Error {
+        m.push_piece(GeminiPiece::Error(message.clone()));
+    }
     m.push(diagnostic(level, code, message, Vec::new()));
 }
 
@@ -257,7 +298,11 @@ fn result(f: Val<'_>, m: &mut Mapped) {
         "error" => {
             model_usage(stats, |t| usage::non_empty(usage::gemini_stream(t)), m);
             // A failure written by the CLI's error handler reports a duration of 0: no reading.
-            m.push(turn_failed(f.get("error"), turn_usage, duration_ms.filter(|&d| d > 0)));
+            let ev = turn_failed(f.get("error"), turn_usage, duration_ms.filter(|&d| d > 0));
+            match f.get("error").filter(|e| !e.is_null()) {
+                Some(_) => m.push(ev),
+                None => m.push_piece(GeminiPiece::FailedTurn(ev)),
+            }
         }
         _ => m.unknown(UnknownReason::UnrecognizedFrame, None),
     }
