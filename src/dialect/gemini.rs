@@ -28,6 +28,8 @@ use crate::read::frame::Val;
 pub(crate) struct Gemini;
 
 /// Gemini's own pieces: a turn's error message, for the `result` that fails it without one.
+// Pieces live a moment in a per-line list: boxing the large variant would cost a malloc each.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum GeminiPiece {
     /// An `error` frame of level error: its message.
