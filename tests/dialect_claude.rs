@@ -157,3 +157,13 @@ fn message_delta_input_and_cache_figures_fill_the_message_zeros() {
         serde_json::json!({"input": 12, "cache_read": 3400, "cache_write": 7, "output": 55, "context": 3419})
     );
 }
+
+#[test]
+fn a_stream_error_event_is_a_warning() {
+    let line = r#"{"type":"stream_event","event":{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}},"session_id":"s1","uuid":"u1"}"#;
+    let evs = run_stdin(&[], line);
+    let d = common::of_type(&evs, "diagnostic");
+    assert_eq!(d.len(), 1, "{evs:?}");
+    assert_eq!((d[0]["level"].as_str(), d[0]["code"].as_str()), (Some("warning"), Some("claude.stream.error")));
+    assert_eq!(d[0]["message"], "overloaded_error: Overloaded");
+}

@@ -726,6 +726,17 @@ fn stream_event(f: Val<'_>, m: &mut Mapped) {
             None => m.heartbeat(),
         },
         "content_block_start" | "content_block_stop" | "message_stop" | "ping" => m.heartbeat(),
+        // A mid-stream API error (Messages streaming API `event: error`); the `result` with
+        // `is_error` that follows makes the `turn_failed`.
+        "error" => {
+            let err = ev.get("error");
+            let kind = err.and_then(|e| e.str_at("type")).unwrap_or("error");
+            let message = match err.and_then(|e| e.str_at("message")) {
+                Some(text) => format!("{kind}: {text}"),
+                None => kind.to_owned(),
+            };
+            m.push(super::diagnostic(Level::Warning, "claude.stream.error", message, Vec::new()));
+        }
         _ => m.unknown(UnknownReason::UnrecognizedFrame, None),
     }
 }
