@@ -167,3 +167,14 @@ fn a_stream_error_event_is_a_warning() {
     assert_eq!((d[0]["level"].as_str(), d[0]["code"].as_str()), (Some("warning"), Some("claude.stream.error")));
     assert_eq!(d[0]["message"], "overloaded_error: Overloaded");
 }
+
+#[test]
+fn an_advisor_tool_result_completes_its_server_tool_use() {
+    let line = r#"{"type":"assistant","message":{"id":"msg_adv","model":"claude-sonnet-4-6","role":"assistant","content":[{"type":"server_tool_use","id":"srvtoolu_1","name":"advisor","input":{}},{"type":"advisor_tool_result","tool_use_id":"srvtoolu_1","content":[{"type":"text","text":"Check the rounding first."}]}],"stop_reason":null,"usage":{"input_tokens":1,"output_tokens":1}},"session_id":"s1","uuid":"u1"}"#;
+    let evs = run_stdin(&[], line);
+    let done = common::of_type(&evs, "tool_completed");
+    assert_eq!(done.len(), 1, "{evs:?}");
+    assert_eq!(done[0]["tool_id"], "srvtoolu_1");
+    assert_eq!(done[0]["output"], "Check the rounding first.");
+    assert!(common::of_type(&evs, "tool_started")[0].get("synthetic").is_none());
+}

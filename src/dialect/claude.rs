@@ -518,6 +518,9 @@ fn block(b: Val<'_>, message_id: &Option<String>, m: &mut Mapped) {
             | "mcp_tool_result"
             | "code_execution_tool_result",
         ) => tool_result(b, m),
+        // Server tools' results of newer API versions (`advisor_tool_result`,
+        // `bash_code_execution_tool_result`, `tool_search_tool_result`, …), named like the others.
+        Some(t) if t.ends_with("_tool_result") && b.get("tool_use_id").is_some() => tool_result(b, m),
         _ => {}
     }
 }
