@@ -9,6 +9,7 @@ mod mapped;
 mod pipes;
 mod progress;
 mod readahead;
+mod stdout;
 
 use std::io::{self, IsTerminal as _, Write};
 use std::path::PathBuf;
@@ -28,12 +29,30 @@ use cli::{Cli, Command, DiagnosticsArgs, Format, NormalizeArgs, UsageArgs};
 use input::Input;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    if let Err(e) = stdout::check_open() {
+        eprintln!("agentnorm: {e}");
+        return ExitCode::from(2);
+    }
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // --help and --version are "errors" that print to stdout: a failed print is a failure.
+        Err(e) => {
+            let code = e.exit_code();
+            if let Err(w) = e.print().map_err(|w| if e.use_stderr() { w } else { stdout::named(w) })
+                && w.kind() != io::ErrorKind::BrokenPipe
+            {
+                eprintln!("agentnorm: {w}");
+                return ExitCode::from(2);
+            }
+            return ExitCode::from(code.clamp(0, 255) as u8);
+        }
+    };
     match run(cli) {
         Ok(code) => ExitCode::from(code),
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("agentnorm: {e:#}");
+            // Agent-controlled text (a walked file's name) may be in it: escaped as the views do.
+            eprintln!("agentnorm: {}", agentnorm::safe::printable(&format!("{e:#}")));
             ExitCode::from(2)
         }
     }
@@ -47,13 +66,13 @@ fn run(cli: Cli) -> Result<u8> {
     match cli.command {
         Some(Command::Schema) => {
             let schema = serde_json::to_string_pretty(&Event::json_schema())?;
-            writeln!(io::stdout().lock(), "{schema}")?;
+            writeln!(stdout::lock(), "{schema}")?;
             Ok(0)
         }
         Some(Command::Completions { shell }) => {
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "agentnorm", &mut script);
-            io::stdout().lock().write_all(&script)?;
+            stdout::lock().write_all(&script)?;
             Ok(0)
         }
         Some(Command::Man { subcommand }) => {
@@ -66,7 +85,7 @@ fn run(cli: Cli) -> Result<u8> {
             let mut page = Vec::new();
             let source = concat!("agentnorm ", env!("CARGO_PKG_VERSION"));
             clap_mangen::Man::new(cmd).source(source).render(&mut page)?;
-            io::stdout().lock().write_all(&page)?;
+            stdout::lock().write_all(&page)?;
             Ok(0)
         }
         Some(Command::Detect { paths }) => detect(&paths),
@@ -78,7 +97,7 @@ fn run(cli: Cli) -> Result<u8> {
 
 fn detect(paths: &[PathBuf]) -> Result<u8> {
     let mut failed = false;
-    let mut stdout = io::stdout().lock();
+    let mut stdout = stdout::lock();
     for input in input::expand(paths, &mut failed) {
         match input::open(&input, agentnorm::normalize::DEFAULT_MAX_LINE_BYTES)
             .and_then(agentnorm::detect::first_dialect)
@@ -114,13 +133,16 @@ fn diagnostics(args: &DiagnosticsArgs) -> Result<u8> {
     }
     let mut sink = NdjsonSink::default();
     coalescer.finish_into(&mut sink);
-    let mut stdout = io::stdout().lock();
+    let mut stdout = stdout::lock();
     stdout.write_all(&sink.buf)?;
     stdout.flush()?;
     Ok(if failed { 2 } else { 0 })
 }
 
 fn normalize(args: NormalizeArgs) -> Result<u8> {
+    if let Some(both) = args.only.iter().find(|t| args.exclude.contains(t)) {
+        anyhow::bail!("`{both}` is in both --only and --exclude: nothing of it would be written");
+    }
     let mut filter = if args.only.is_empty() { TypeFilter::all() } else { TypeFilter::only(&args.only)? };
     filter = filter.exclude(&args.exclude)?;
     if args.format == Format::Html || args.output_dir.is_some() {
@@ -155,7 +177,7 @@ fn normalize(args: NormalizeArgs) -> Result<u8> {
         progress: progress.counters(),
     };
     pipes::enlarge_std_pipes();
-    let outcome = exec::run(inputs, &settings, &mut io::stdout().lock())?;
+    let outcome = exec::run(inputs, &settings, &mut stdout::lock())?;
     progress.finish();
     if outcome.interrupted {
         return Ok(130);
@@ -217,7 +239,7 @@ fn html(args: &NormalizeArgs, filter: TypeFilter) -> Result<u8> {
         }
     }
     let transcript = sink.finish();
-    let mut stdout = io::stdout().lock();
+    let mut stdout = stdout::lock();
     match &args.output_dir {
         None => transcript.write_all(&mut stdout)?,
         Some(dir) => {
@@ -307,7 +329,7 @@ fn usage(args: UsageArgs) -> Result<u8> {
         }
     }
     let (rows, totals) = rep.rows(&opts);
-    let mut out = io::BufWriter::new(io::stdout().lock());
+    let mut out = io::BufWriter::new(stdout::lock());
     if args.json {
         report::write_json(&mut out, &rows, &totals)?;
     } else if args.csv {

@@ -791,3 +791,211 @@ fn the_pretty_view_neutralises_every_escape_payload_plain_and_coloured() {
         }
     }
 }
+
+// ------------------------------------------------------------------------------------------------
+// Issue 14: nothing lost, nothing let in
+// ------------------------------------------------------------------------------------------------
+
+/// Runs `script` in bash with `$BIN` the built binary and the crate root as working directory.
+fn sh(script: &str) -> std::process::Output {
+    std::process::Command::new("bash")
+        .arg("-c")
+        .arg(script)
+        .env("BIN", env!("CARGO_BIN_EXE_agentnorm"))
+        .current_dir(common::root())
+        .stdin(Stdio::null())
+        .output()
+        .expect("running bash")
+}
+
+fn stderr_of(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn a_closed_stdout_is_an_error_exit_that_names_stdout() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let f = dir.path().join("s.jsonl");
+    std::fs::write(&f, CODEX_OK).expect("write");
+    let f = f.display();
+    for cmd in [
+        format!("\"$BIN\" {f}"),
+        format!("\"$BIN\" --format pretty {f}"),
+        format!("\"$BIN\" --format html {f}"),
+        format!("\"$BIN\" usage {f}"),
+        format!("\"$BIN\" detect {f}"),
+        "\"$BIN\" --help".to_owned(),
+    ] {
+        let out = sh(&format!("{cmd} >&-"));
+        assert_eq!(out.status.code(), Some(2), "{cmd} >&-: {}", stderr_of(&out));
+        assert!(stderr_of(&out).contains("stdout"), "{cmd} >&-: {}", stderr_of(&out));
+    }
+}
+
+#[test]
+fn a_full_stdout_is_an_error_exit_that_names_stdout_and_a_broken_pipe_is_not() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let f = dir.path().join("s.jsonl");
+    std::fs::write(&f, CODEX_OK).expect("write");
+    let f = f.display();
+    for cmd in [
+        format!("\"$BIN\" {f}"),
+        format!("\"$BIN\" --format pretty {f}"),
+        format!("\"$BIN\" --format html {f}"),
+        format!("\"$BIN\" usage {f}"),
+        format!("\"$BIN\" detect {f}"),
+        "\"$BIN\" --help".to_owned(),
+        "\"$BIN\" --version".to_owned(),
+        "\"$BIN\" schema".to_owned(),
+    ] {
+        let out = sh(&format!("{cmd} > /dev/full"));
+        assert_eq!(out.status.code(), Some(2), "{cmd} > /dev/full: {}", stderr_of(&out));
+        assert!(stderr_of(&out).contains("writing stdout"), "{cmd}: {}", stderr_of(&out));
+        // The reader going away is not an error.
+        let out = sh(&format!("set -o pipefail; {cmd} | head -c1 >/dev/null; echo \"${{PIPESTATUS[0]}}\""));
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "0", "{cmd} | head: {}", stderr_of(&out));
+    }
+}
+
+#[test]
+fn usage_sums_saturate_instead_of_wrapping() {
+    let max = u64::MAX - 615;
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (i, out) in [(1, max), (2, 1)] {
+        let text = format!(
+            "{{\"type\":\"thread.started\",\"thread_id\":\"t{i}\"}}\n{{\"type\":\"turn.started\"}}\n{{\"type\":\"turn.completed\",\"usage\":{{\"input_tokens\":{max},\"output_tokens\":{out}}}}}\n"
+        );
+        std::fs::write(dir.path().join(format!("{i}.jsonl")), text).expect("write");
+    }
+    let out = bin().args(["usage", "--json"]).arg(dir.path()).output().expect("run");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let rows = parse(&out.stdout);
+    let totals = rows.iter().find(|r| r["totals"] == true).expect("totals row");
+    assert_eq!(totals["input"].as_u64(), Some(u64::MAX), "{totals}");
+    assert_eq!(totals["total"].as_u64(), Some(u64::MAX), "{totals}");
+    let one = rows.iter().find(|r| r["session_id"] == "t1").expect("t1");
+    assert_eq!(one["total"].as_u64(), Some(u64::MAX), "{one}");
+}
+
+#[test]
+fn usage_csv_cells_cannot_start_a_formula() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut ids = Vec::new();
+    for (i, lead) in ["=", "+", "-", "@", "\t", "\r"].iter().enumerate() {
+        let id = format!("{lead}HYPERLINK(\"http://x.example\",\"y\"){i}");
+        let text = format!(
+            "{}\n{{\"type\":\"turn.started\"}}\n{{\"type\":\"turn.completed\",\"usage\":{{\"input_tokens\":1,\"output_tokens\":1}}}}\n",
+            json!({"type":"thread.started","thread_id":id})
+        );
+        std::fs::write(dir.path().join(format!("{i}.jsonl")), text).expect("write");
+        ids.push(id);
+    }
+    let out = bin().args(["usage", "--csv"]).arg(dir.path()).output().expect("run");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let text = String::from_utf8(out.stdout).expect("UTF-8");
+    // Read back as RFC 4180: each first cell of a data row starts with `'` and then the id.
+    let mut rows = Vec::new();
+    let (mut cell, mut row, mut quoted, mut chars) = (String::new(), Vec::new(), false, text.chars().peekable());
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                chars.next();
+                cell.push('"');
+            }
+            ('"', _) => quoted = !quoted,
+            (',', false) => row.push(std::mem::take(&mut cell)),
+            ('\n', false) => {
+                row.push(std::mem::take(&mut cell));
+                rows.push(std::mem::take(&mut row));
+            }
+            (c, _) => cell.push(c),
+        }
+    }
+    let firsts: Vec<&String> = rows.iter().skip(1).map(|r| &r[0]).filter(|c| !c.is_empty()).collect();
+    assert_eq!(firsts.len(), ids.len(), "{text}");
+    for id in &ids {
+        assert!(firsts.contains(&&format!("'{id}")), "{id:?} not guarded in {text}");
+    }
+    for c in firsts {
+        assert!(!c.starts_with(['=', '+', '-', '@', '\t', '\r']), "{c:?}");
+    }
+}
+
+#[test]
+fn only_takes_spaces_offers_event_types_to_completion_and_refuses_a_type_also_excluded() {
+    let out = run_raw(&["--no-observed-at", "--only", "turn_started, turn_completed"], CODEX_OK.as_bytes());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let types: Vec<String> = parse(&out.stdout).iter().map(|e| ty(e).to_owned()).collect();
+    assert_eq!(types, ["turn_started", "turn_completed"]);
+    let out = run_raw(&["--only", "usage", "--exclude", "usage"], CODEX_OK.as_bytes());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr_of(&out).contains("usage"), "{}", stderr_of(&out));
+    assert!(out.stdout.is_empty());
+    let out = run_raw(&["--only", "turn_started, nope"], CODEX_OK.as_bytes());
+    assert_eq!(out.status.code(), Some(2));
+    for shell in ["bash", "fish", "zsh"] {
+        let out = bin().args(["completions", shell]).output().expect("run");
+        let script = String::from_utf8_lossy(&out.stdout);
+        for t in ["tool_started", "run_ended", "output_delta"] {
+            assert!(script.contains(t), "{shell} completion does not offer {t}");
+        }
+    }
+}
+
+#[test]
+fn max_line_bytes_does_not_count_the_cr_of_a_crlf() {
+    let line = r#"{"type":"turn.started"}"#;
+    let input = format!("{line}\r\n{line}\r\n");
+    let n = line.len().to_string();
+    let evs = run_ok(&["--max-line-bytes", &n], input.as_bytes());
+    assert_eq!(of_type(&evs, "turn_started").len(), 2, "{evs:?}");
+    assert!(of_type(&evs, "unknown").is_empty(), "{evs:?}");
+    // One byte of content more is over.
+    let input = format!("{line} \r\n");
+    let evs = run_ok(&["--max-line-bytes", &n], input.as_bytes());
+    assert_eq!(of_type(&evs, "unknown")[0]["reason"], "line_too_long");
+}
+
+#[test]
+fn a_folder_walk_reads_names_that_are_not_utf8_and_escapes_names_in_detect_and_stderr() {
+    use std::os::unix::ffi::OsStrExt as _;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let names: [&[u8]; 4] =
+        [b"a\xff\xfe.jsonl", b"b\x1b]0;pwned\x07.jsonl", b"c\xe2\x80\xaeldo.jsonl", b"d\nfake\tline.jsonl"];
+    for n in names {
+        std::fs::write(dir.path().join(std::ffi::OsStr::from_bytes(n)), CODEX_OK).expect("write");
+    }
+    let out = bin().arg("--no-observed-at").arg(dir.path()).output().expect("run");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    assert_eq!(of_type(&parse(&out.stdout), "run_started").len(), 4, "every file read");
+
+    let out = bin().arg("detect").arg(dir.path()).output().expect("run");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let text = String::from_utf8(out.stdout).expect("UTF-8");
+    assert_eq!(text.lines().count(), 4, "one line per file: {text:?}");
+    assert!(!text.chars().any(|c| !matches!(c, '\n' | '\t') && agentnorm::safe::is_unsafe(c)), "{text:?}");
+    for shown in ["\\u{1b}]0;pwned\\u{7}", "\\u{202e}", "\\u{a}fake\\u{9}line"] {
+        assert!(text.contains(shown), "{shown} in {text:?}");
+    }
+
+    // A walked file that fails to read: its name on stderr is escaped too.
+    let bad = tempfile::tempdir().expect("tempdir");
+    std::fs::write(bad.path().join(std::ffi::OsStr::from_bytes(b"x\x1b[2J\x07.jsonl.gz")), b"\x1f\x8bnot gzip")
+        .expect("write");
+    let out = bin().arg(bad.path()).output().expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr_of(&out);
+    assert!(!err.contains('\x1b') && !err.contains('\x07'), "{err:?}");
+    assert!(err.contains("x\\u{1b}[2J\\u{7}.jsonl.gz"), "{err:?}");
+}
+
+#[test]
+fn a_folder_without_logs_says_so_and_a_terminal_stdin_gets_a_hint() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("session.json"), "{}").expect("write");
+    for args in [&[][..], &["usage"], &["detect"]] {
+        let out = bin().args(args).arg(dir.path()).output().expect("run");
+        let err = stderr_of(&out);
+        assert!(err.contains(&format!("no log files found under {}", dir.path().display())), "{args:?}: {err}");
+    }
+}
