@@ -239,7 +239,7 @@ fn write_in_order(
                 Msg::Failed(why) => {
                     // On its own line, not after the progress line (redrawn at its next tick).
                     let clear = if settings.progress.is_some() { crate::progress::CLEAR } else { "" };
-                    eprintln!("{clear}agentnorm: {why}");
+                    eprintln!("{clear}agentnorm: {}", agentnorm::safe::printable(&why));
                     outcome.input_failed = true;
                 }
                 Msg::Done(summary) => {
