@@ -990,7 +990,7 @@ fn a_folder_walk_reads_names_that_are_not_utf8_and_escapes_names_in_detect_and_s
 }
 
 #[test]
-fn a_folder_without_logs_says_so_and_a_terminal_stdin_gets_a_hint() {
+fn a_folder_without_logs_says_so() {
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::write(dir.path().join("session.json"), "{}").expect("write");
     for args in [&[][..], &["usage"], &["detect"]] {

@@ -80,7 +80,10 @@ fn main() {
         ("chromium_shows_every_tool_call_of_every_dialect", chromium_shows_every_tool_call_of_every_dialect),
         ("chromium_runs_nothing_from_agent_text", chromium_runs_nothing_from_agent_text),
         ("chromium_screenshot_of_a_fixture_session", chromium_screenshot_of_a_fixture_session),
-        ("chromium_page_does_not_scroll_sideways_at_phone_width", chromium_page_does_not_scroll_sideways_at_phone_width),
+        (
+            "chromium_page_does_not_scroll_sideways_at_phone_width",
+            chromium_page_does_not_scroll_sideways_at_phone_width,
+        ),
     ];
     let trials = tests
         .into_iter()
@@ -248,7 +251,8 @@ fn chromium_page_does_not_scroll_sideways_at_phone_width() {
     // document's scroll width goes into the title, which --dump-dom shows.
     let probe = "<script>addEventListener('load',()=>{document.title='W='+document.documentElement.scrollWidth+' '+innerWidth})</script>";
     // The page's policy forbids scripts: the probe's copy goes without it.
-    let probed: String = html.lines().filter(|l| !l.contains("Content-Security-Policy")).map(|l| format!("{l}\n")).collect();
+    let probed: String =
+        html.lines().filter(|l| !l.contains("Content-Security-Policy")).map(|l| format!("{l}\n")).collect();
     let page = save(dir.path(), "phone.html", &probed.replacen("</body>", &format!("{probe}</body>"), 1));
     let dom = run_chromium(&browser, &page, &["--dump-dom", "--window-size=420,900", "--virtual-time-budget=2000"]);
     let title = page_title(&dom);
@@ -259,6 +263,10 @@ fn chromium_page_does_not_scroll_sideways_at_phone_width() {
         .unwrap_or_else(|| panic!("the probe did not run: title {title:?}"));
     assert!(scroll <= inner, "the page is {scroll} px wide in a {inner} px window: it scrolls sideways");
     if let Some(shot) = std::env::var_os("AGENTNORM_PHONE_SCREENSHOT") {
-        run_chromium(&browser, &page, &[&format!("--screenshot={}", Path::new(&shot).display()), "--window-size=420,2400"]);
+        run_chromium(
+            &browser,
+            &page,
+            &[&format!("--screenshot={}", Path::new(&shot).display()), "--window-size=420,2400"],
+        );
     }
 }
