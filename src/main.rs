@@ -292,6 +292,11 @@ fn usage(args: UsageArgs) -> Result<u8> {
         since_ms: bound(&args.since, false, "--since")?,
         until_ms: bound(&args.until, true, "--until")?,
     };
+    if let (Some(since), Some(until)) = (opts.since_ms, opts.until_ms)
+        && since > until
+    {
+        anyhow::bail!("--since is later than --until: no usage could count");
+    }
     let paths = if args.paths.is_empty() {
         let found = default_usage_paths();
         if found.is_empty() {

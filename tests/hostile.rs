@@ -999,3 +999,37 @@ fn a_folder_without_logs_says_so() {
         assert!(err.contains(&format!("no log files found under {}", dir.path().display())), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn impossible_timestamps_become_a_missing_at_never_a_shifted_one() {
+    for bad in ["2025-02-31T00:00:00Z", "2025-09-25T99:99:99Z", "2025-09-25T01:22:20Zjunk", "2025-09-25T01:22:20+02x00"]
+    {
+        let line =
+            json!({"type":"user","message":{"role":"user","content":"hi"},"timestamp":bad,"sessionId":"s","uuid":"u1"});
+        let evs = run_ok(&["--dialect", "claude-transcript"], format!("{line}\n").as_bytes());
+        let msg = &of_type(&evs, "user_message")[0];
+        assert!(msg.get("at").is_none(), "{bad} became at {}", msg["at"]);
+    }
+    let line = json!({"type":"user","message":{"role":"user","content":"hi"},"timestamp":"2024-02-29T23:59:59.5+01:00","sessionId":"s","uuid":"u1"});
+    let evs = run_ok(&["--dialect", "claude-transcript"], format!("{line}\n").as_bytes());
+    assert_eq!(of_type(&evs, "user_message")[0]["at"], "2024-02-29T22:59:59.500Z");
+}
+
+#[test]
+fn bad_since_and_until_are_exit_2_and_so_is_since_after_until() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let f = dir.path().join("s.jsonl");
+    std::fs::write(&f, CODEX_OK).expect("write");
+    for args in [
+        &["--until", "2026-02-30"][..],
+        &["--since", "2026-01-01T99:00:00Z"],
+        &["--since", "2026-01-01T00:00:00Zx"],
+        &["--since", "2026-03-01", "--until", "2026-02-01"],
+    ] {
+        let out = bin().arg("usage").args(args).arg(&f).output().expect("run");
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr_of(&out));
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+    let out = bin().args(["usage", "--since", "2026-02-01", "--until", "2026-02-01"]).arg(&f).output().expect("run");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+}
