@@ -236,37 +236,41 @@ fn chromium_screenshot_of_a_fixture_session() {
     }
 }
 
-/// At a phone's width (420 CSS px) the page is no wider than the window: no sideways scrolling.
-/// The page's widest element is measured in the browser: a page whose layout overflows grows the
-/// document's scroll width, which `--dump-dom` cannot show, so the screenshot is taken at 420 px
-/// and its width checked, and the page is loaded again with its own width written into it.
+/// At a phone's width (420 CSS px) the page is no wider than its window: no sideways scrolling.
+/// Headless Chromium's windows are at least 500 px wide, so the page is shown in a 420 px frame of
+/// a page of the test's own; a probe of the test's (the page itself runs no script: its copy
+/// goes without its policy) posts the page's scroll width and the frame's width to the outer
+/// page, whose title `--dump-dom` shows.
 fn chromium_page_does_not_scroll_sideways_at_phone_width() {
     let browser = chromium();
     let dir = tempfile::tempdir().unwrap();
-    let paths: Vec<PathBuf> = FIXTURES.iter().map(|(d, n)| fixture(d, n)).collect();
+    let mut paths: Vec<PathBuf> = FIXTURES.iter().map(|(d, n)| fixture(d, n)).collect();
+    paths.push(fixture(SCREENSHOT_FIXTURE.0, SCREENSHOT_FIXTURE.1));
     let out = bin().args(["--format", "html", "--no-observed-at"]).args(&paths).output().unwrap();
     assert_success(&out);
     let html = String::from_utf8(out.stdout).unwrap();
-    // The test's own probe (not the writer's: its pages run no script): after layout, the
-    // document's scroll width goes into the title, which --dump-dom shows.
-    let probe = "<script>addEventListener('load',()=>{document.title='W='+document.documentElement.scrollWidth+' '+innerWidth})</script>";
-    // The page's policy forbids scripts: the probe's copy goes without it.
+    let probe = "<script>addEventListener('load',()=>{parent.postMessage('W='+document.documentElement.scrollWidth+' '+innerWidth,'*')})</script>";
     let probed: String =
         html.lines().filter(|l| !l.contains("Content-Security-Policy")).map(|l| format!("{l}\n")).collect();
-    let page = save(dir.path(), "phone.html", &probed.replacen("</body>", &format!("{probe}</body>"), 1));
-    let dom = run_chromium(&browser, &page, &["--dump-dom", "--window-size=420,900", "--virtual-time-budget=2000"]);
+    save(dir.path(), "phone.html", &probed.replacen("</body>", &format!("{probe}</body>"), 1));
+    let outer = save(
+        dir.path(),
+        "frame.html",
+        "<!DOCTYPE html><html><head><title>none</title><style>body{margin:0}</style></head><body>\
+         <iframe src=\"phone.html\" style=\"width:420px;height:2400px;border:0\"></iframe>\
+         <script>addEventListener('message',e=>{document.title=e.data})</script></body></html>",
+    );
+    let dom = run_chromium(&browser, &outer, &["--dump-dom", "--window-size=500,900", "--virtual-time-budget=3000"]);
     let title = page_title(&dom);
     let (scroll, inner) = title
         .strip_prefix("W=")
         .and_then(|t| t.split_once(' '))
         .and_then(|(a, b)| Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?)))
         .unwrap_or_else(|| panic!("the probe did not run: title {title:?}"));
-    assert!(scroll <= inner, "the page is {scroll} px wide in a {inner} px window: it scrolls sideways");
+    assert_eq!(inner, 420, "the frame is a phone's width");
     if let Some(shot) = std::env::var_os("AGENTNORM_PHONE_SCREENSHOT") {
-        run_chromium(
-            &browser,
-            &page,
-            &[&format!("--screenshot={}", Path::new(&shot).display()), "--window-size=420,2400"],
-        );
+        let shot = format!("--screenshot={}", Path::new(&shot).display());
+        run_chromium(&browser, &outer, &[&shot, "--window-size=500,2400", "--virtual-time-budget=3000"]);
     }
+    assert!(scroll <= inner, "the page is {scroll} px wide in a {inner} px window: it scrolls sideways");
 }
