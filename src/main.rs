@@ -6,6 +6,7 @@ mod cli;
 mod exec;
 mod input;
 mod mapped;
+mod pages;
 mod pipes;
 mod progress;
 mod readahead;
@@ -18,7 +19,6 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use agentnorm::coalesce::Coalescer;
-use agentnorm::html::HtmlSink;
 use agentnorm::normalize::TypeFilter;
 use agentnorm::render::{ColorMode, Terminal};
 use agentnorm::{Dialect, Event, NdjsonSink, Options};
@@ -213,9 +213,7 @@ fn exit_code(args: &NormalizeArgs, unknown: bool, input_failed: bool, turn_faile
     }
 }
 
-/// `--format html`: every input in order into one HTML collector (one thread: the page is written
-/// at the end of input anyway), then one page on stdout or one page per session in
-/// `--output-dir`, whose paths are printed.
+/// `--format html` (see `pages`): one page on stdout or one per session in `--output-dir`.
 fn html(args: &NormalizeArgs, filter: TypeFilter) -> Result<u8> {
     if args.format != Format::Html {
         anyhow::bail!("--output-dir needs --format html");
@@ -223,40 +221,16 @@ fn html(args: &NormalizeArgs, filter: TypeFilter) -> Result<u8> {
     if args.follow {
         anyhow::bail!("--follow does not go with --format html (the page is written at the end of input)");
     }
-    let options = options(args, filter);
+    let interrupted = Arc::new(AtomicBool::new(false));
+    signal_hook::flag::register(signal_hook::consts::SIGINT, Arc::clone(&interrupted))
+        .context("installing the SIGINT handler")?;
     let mut failed = false;
-    let (mut unknown, mut turn_failed) = (false, false);
-    let mut sink = HtmlSink::new();
-    for input in input::expand(&args.paths, &mut failed) {
-        let (summary, error) = exec::feed_input(&input, &options, None, &mut sink);
-        if let Some(why) = error {
-            eprintln!("agentnorm: {why}");
-            failed = true;
-        }
-        if let Some(s) = summary {
-            unknown |= s.unknown > 0;
-            turn_failed |= s.turn_failed || s.turn_open;
-        }
+    let inputs = input::expand(&args.paths, &mut failed);
+    let found = pages::run(inputs, options(args, filter), args.output_dir.as_deref(), &interrupted)?;
+    if found.interrupted {
+        return Ok(130);
     }
-    let transcript = sink.finish();
-    let mut stdout = stdout::lock();
-    match &args.output_dir {
-        None => transcript.write_all(&mut stdout)?,
-        Some(dir) => {
-            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-            for page in transcript.pages() {
-                let path = dir.join(&page.file_name);
-                let mut file = io::BufWriter::new(
-                    std::fs::File::create(&path).with_context(|| format!("creating {}", path.display()))?,
-                );
-                transcript.write_page(&mut file, &page.sections)?;
-                file.flush().with_context(|| format!("writing {}", path.display()))?;
-                writeln!(stdout, "{}", path.display())?;
-            }
-        }
-    }
-    stdout.flush()?;
-    Ok(exit_code(args, unknown, failed, turn_failed))
+    Ok(exit_code(args, found.unknown, failed || found.input_failed, found.turn_failed))
 }
 
 /// Where `agentnorm usage` looks when given no path: the saved sessions of Claude Code and Codex

@@ -1033,3 +1033,92 @@ fn bad_since_and_until_are_exit_2_and_so_is_since_after_until() {
     let out = bin().args(["usage", "--since", "2026-02-01", "--until", "2026-02-01"]).arg(&f).output().expect("run");
     assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
 }
+
+fn codex_session(id: &str, text: &str) -> String {
+    format!(
+        "{}\n{{\"type\":\"turn.started\"}}\n{}\n{{\"type\":\"turn.completed\",\"usage\":{{\"input_tokens\":1,\"output_tokens\":1}}}}\n",
+        json!({"type":"thread.started","thread_id":id}),
+        codex_message("m1", text)
+    )
+}
+
+#[test]
+fn html_interrupted_writes_the_page_of_what_was_read() {
+    let mut child = bin()
+        .args(["--format", "html", "--no-observed-at"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let first = codex_session("s-read", "the words read before ctrl-c");
+    stdin.write_all(first.as_bytes()).expect("write");
+    stdin.flush().expect("flush");
+    std::thread::sleep(Duration::from_millis(800));
+    sigint(&child);
+    // The pipe stays open: the reader is blocked in a read when SIGINT comes.
+    let out = child.wait_with_output().expect("wait");
+    drop(stdin);
+    assert_eq!(out.status.code(), Some(130), "{}", stderr_of(&out));
+    let page = String::from_utf8(out.stdout).expect("UTF-8");
+    assert!(page.contains("</html>"), "a whole page: {} bytes", page.len());
+    assert!(page.contains("the words read before ctrl-c"), "what was read is on the page");
+}
+
+#[test]
+fn output_dir_writes_every_page_when_the_reader_of_the_paths_goes_away() {
+    let inputs = tempfile::tempdir().expect("tempdir");
+    for i in 0..40 {
+        std::fs::write(inputs.path().join(format!("{i:02}.jsonl")), codex_session(&format!("s{i:02}"), "hi"))
+            .expect("write");
+    }
+    let pages = tempfile::tempdir().expect("tempdir");
+    let out = sh(&format!(
+        "\"$BIN\" --format html --output-dir {} {} | head -1; echo \"exit=${{PIPESTATUS[0]}}\"",
+        pages.path().display(),
+        inputs.path().display()
+    ));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("exit=0"), "{text} {}", stderr_of(&out));
+    let written = std::fs::read_dir(pages.path()).expect("read_dir").count();
+    assert_eq!(written, 40, "every page written: {text}");
+}
+
+#[test]
+fn output_dir_does_not_write_through_planted_symlinks() {
+    let outside = tempfile::tempdir().expect("tempdir");
+    let victim = outside.path().join("victim.txt");
+    std::fs::write(&victim, "precious").expect("write");
+    let dangling = outside.path().join("created-outside.txt");
+    let pages = tempfile::tempdir().expect("tempdir");
+    std::os::unix::fs::symlink(&victim, pages.path().join("s-a.html")).expect("symlink");
+    std::os::unix::fs::symlink(&dangling, pages.path().join("s-b.html")).expect("symlink");
+    let input = codex_session("s-a", "page a") + &codex_session("s-b", "page b");
+    let out = bin()
+        .args(["--format", "html", "--no-observed-at", "--output-dir"])
+        .arg(pages.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            c.stdin.take().expect("stdin").write_all(input.as_bytes())?;
+            c.wait_with_output()
+        })
+        .expect("run");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    assert_eq!(std::fs::read_to_string(&victim).expect("victim"), "precious", "the link's target is untouched");
+    assert!(!dangling.exists(), "nothing created outside DIR through a dangling link");
+    for (name, text) in [("s-a.html", "page a"), ("s-b.html", "page b")] {
+        let p = pages.path().join(name);
+        let meta = std::fs::symlink_metadata(&p).expect("page");
+        assert!(meta.file_type().is_file(), "{name} is a file of its own, the link replaced");
+        assert!(std::fs::read_to_string(&p).expect("page").contains(text));
+    }
+    let names: Vec<String> = std::fs::read_dir(pages.path())
+        .expect("dir")
+        .map(|e| e.expect("e").file_name().to_string_lossy().into())
+        .collect();
+    assert_eq!(names.len(), 2, "no temporary file left: {names:?}");
+}
