@@ -188,7 +188,7 @@ pub fn run(inputs: Vec<Input>, settings: &Settings, out: &mut impl Write) -> Res
                 };
                 // A bug must not pass for success: a panicking worker's input fails (exit 2).
                 let run = std::panic::AssertUnwindSafe(|| match mapped(&inputs[i], &settings) {
-                    Some(map) => chunked_worker(&inputs[i], &settings, &tx, spares, &map),
+                    Some(map) => chunked_worker(&inputs[i], &settings, &tx, spares, map),
                     None => worker(&inputs[i], &settings, &tx, spares),
                 });
                 if std::panic::catch_unwind(run).is_err() {
@@ -343,13 +343,13 @@ fn mapped(input: &Input, settings: &Settings) -> Option<Mapped> {
         return None;
     }
     let file = File::open(path).ok()?;
-    let map = Mapped::new(&file).ok()??;
+    let map = Mapped::new(file).ok()??;
     let head = map.bytes();
     (!input::is_compressed(head)).then_some(map)
 }
 
 /// Normalizes one mapped file on all threads into the sink of the output format.
-fn chunked_worker(input: &Input, settings: &Settings, tx: &SyncSender<Msg>, spares: &Spares, map: &Mapped) {
+fn chunked_worker(input: &Input, settings: &Settings, tx: &SyncSender<Msg>, spares: &Spares, map: Mapped) {
     match settings.format {
         Format::Ndjson => fold_chunks(input, settings, tx, spares, map, NdjsonSink::default()),
         Format::Pretty(term) => fold_chunks(input, settings, tx, spares, map, pretty_sink(term)),
@@ -358,25 +358,32 @@ fn chunked_worker(input: &Input, settings: &Settings, tx: &SyncSender<Msg>, spar
 
 /// Normalizes one mapped file with [`fold_parallel`], sending what [`work`] sends: chunks cut at
 /// newlines, decoded and folded on `-j` threads, the output blocks sent in order from the fold's
-/// turn, the pages behind it released.
+/// turn, the pages behind it released. When another process wants to write or truncate the
+/// file (its lease breaks: see `mapped`), the fold stops at the next chunk, the mapping is let
+/// go, and the rest is read from there as a stream.
 fn fold_chunks<S: Output + Send>(
     input: &Input,
     settings: &Settings,
     tx: &SyncSender<Msg>,
     spares: &Spares,
-    map: &Mapped,
+    map: Mapped,
     mut sink: S,
 ) {
     let opts = Options { source: input.source(), ..settings.options.clone() };
     let mut norm = Normalizer::new(opts);
     let data = map.bytes();
     let (mut released, mut counted) = (0, 0);
-    let mut gone = false;
+    let (mut gone, mut broken, mut fed) = (false, false, 0);
     let mut cut = |pos| line_cut(data, pos, CHUNK);
     let mut deliver = |sink: &mut S, end: usize| {
+        fed = end;
         if let Some(p) = &settings.progress {
             p.read(end - counted);
             counted = end;
+        }
+        if map.broken() {
+            broken = true;
+            return false;
         }
         if end - released >= RELEASE {
             released = map.release(released, end);
@@ -394,11 +401,60 @@ fn fold_chunks<S: Output + Send>(
     if gone {
         return;
     }
+    if broken {
+        // No thread touches the mapping any more: it goes, with the lease (the writer goes on).
+        drop(map);
+        match read_rest(input, fed, settings, tx, spares, &mut norm, &mut sink) {
+            Ok(true) => {}
+            Ok(false) => return,
+            Err(e) => {
+                let _ = tx.send(Msg::Failed(format!("{}: {e}", input.name())));
+            }
+        }
+    }
     let summary = norm.finish(&mut sink);
     if sink.buffered() > 0 && !spares.send(tx, &mut sink) {
         return;
     }
     let _ = tx.send(Msg::Done(summary));
+}
+
+/// Reads a file from `pos` to its end as a stream into `norm` (the rest of a mapped file whose
+/// lease broke); false when the writer is gone.
+fn read_rest<S: Output>(
+    input: &Input,
+    pos: usize,
+    settings: &Settings,
+    tx: &SyncSender<Msg>,
+    spares: &Spares,
+    norm: &mut Normalizer,
+    sink: &mut S,
+) -> io::Result<bool> {
+    let Input::File(path) = input else { return Ok(true) };
+    let mut file = File::open(path)?;
+    file.seek(SeekFrom::Start(pos as u64))?;
+    let mut reader = BufReader::with_capacity(READ_CHUNK, file);
+    loop {
+        if settings.interrupted.load(Ordering::Relaxed) {
+            return Ok(true);
+        }
+        let n = match reader.fill_buf() {
+            Ok([]) => return Ok(true),
+            Ok(chunk) => {
+                norm.feed(chunk, sink);
+                chunk.len()
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        reader.consume(n);
+        if let Some(p) = &settings.progress {
+            p.read(n);
+        }
+        if sink.buffered() >= WRITE_BLOCK && !spares.send(tx, sink) {
+            return Ok(false);
+        }
+    }
 }
 
 /// Whether the input has more bytes ready right now (files always do; a followed file is

@@ -1122,3 +1122,39 @@ fn output_dir_does_not_write_through_planted_symlinks() {
         .collect();
     assert_eq!(names.len(), 2, "no temporary file left: {names:?}");
 }
+
+#[test]
+fn a_file_truncated_while_it_is_read_on_all_cores_ends_no_run() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("live.jsonl");
+    let block = CODEX_OK.repeat(2000);
+    let mut text = String::with_capacity(48 << 20);
+    while text.len() < 40 << 20 {
+        text.push_str(&block);
+    }
+    std::fs::write(&path, &text).expect("write");
+    for truncate_to in [0u64, 1 << 20] {
+        std::fs::write(&path, &text).expect("write");
+        let mut child = bin()
+            .args(["-j", "2", "--no-observed-at"])
+            .arg(&path)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        let mut stdout = child.stdout.take().expect("stdout");
+        let mut head = vec![0u8; 64 << 10];
+        stdout.read_exact(&mut head).expect("the first output");
+        // A writer truncates it (held, if need be, until agentnorm has let go of the mapping).
+        std::fs::OpenOptions::new().write(true).open(&path).and_then(|f| f.set_len(truncate_to)).expect("truncate");
+        let mut rest = Vec::new();
+        stdout.read_to_end(&mut rest).expect("read");
+        let status = child.wait().expect("wait");
+        use std::os::unix::process::ExitStatusExt as _;
+        assert_eq!(status.signal(), None, "ended by a signal (truncated to {truncate_to})");
+        assert_eq!(status.code(), Some(0), "truncated to {truncate_to}");
+        head.extend_from_slice(&rest);
+        let evs = parse(&head);
+        assert_eq!(ty(evs.last().expect("events")), "run_ended", "the run ends with run_ended");
+    }
+}
