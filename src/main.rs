@@ -143,8 +143,18 @@ fn normalize(args: NormalizeArgs) -> Result<u8> {
     if let Some(both) = args.only.iter().find(|t| args.exclude.contains(t)) {
         anyhow::bail!("`{both}` is in both --only and --exclude: nothing of it would be written");
     }
-    let mut filter = if args.only.is_empty() { TypeFilter::all() } else { TypeFilter::only(&args.only)? };
-    filter = filter.exclude(&args.exclude)?;
+    let (mut only, mut exclude) = (args.only.clone(), args.exclude.clone());
+    if args.format != Format::Ndjson {
+        // The views need the stream's start and end (a header, the flush of what is held, the
+        // footer): the filter picks what they show, and never starves them of those.
+        let structural = ["run_started", "run_ended"];
+        exclude.retain(|t| !structural.contains(&t.as_str()));
+        if !only.is_empty() {
+            only.extend(structural.map(str::to_owned));
+        }
+    }
+    let mut filter = if only.is_empty() { TypeFilter::all() } else { TypeFilter::only(&only)? };
+    filter = filter.exclude(&exclude)?;
     if args.format == Format::Html || args.output_dir.is_some() {
         return html(&args, filter);
     }

@@ -1158,3 +1158,34 @@ fn a_file_truncated_while_it_is_read_on_all_cores_ends_no_run() {
         assert_eq!(ty(evs.last().expect("events")), "run_ended", "the run ends with run_ended");
     }
 }
+
+#[test]
+fn a_filter_leaving_out_run_ended_does_not_starve_the_pretty_view() {
+    let pretty = |args: &[&str], f: &std::path::Path| {
+        let out = bin()
+            .args(["--format", "pretty", "--color", "never"])
+            .args(args)
+            .arg(f)
+            .env("COLUMNS", "100")
+            .output()
+            .expect("run");
+        assert_eq!(out.status.code(), Some(0), "{}: {}", f.display(), stderr_of(&out));
+        String::from_utf8(out.stdout).expect("UTF-8")
+    };
+    let mut with_text = 0;
+    for f in common::all_fixtures() {
+        let whole = pretty(&[], &f);
+        assert_eq!(pretty(&["--exclude", "run_ended"], &f), whole, "{}: --exclude run_ended", f.display());
+        assert_eq!(pretty(&["--exclude", "run_started,run_ended"], &f), whole, "{}", f.display());
+        let text = output_text(&common::run_path(&f));
+        let only = pretty(&["--only", "output_delta"], &f);
+        assert_eq!(only, pretty(&["--only", "output_delta,run_ended"], &f), "{}: --only output_delta", f.display());
+        if let Some(word) =
+            text.split_whitespace().rfind(|w| (4..30).contains(&w.len()) && w.chars().all(char::is_alphanumeric))
+        {
+            with_text += 1;
+            assert!(only.contains(word), "{}: the last words of the text ({word}) are shown\n{only}", f.display());
+        }
+    }
+    assert!(with_text > 10, "fixtures with text: {with_text}");
+}
