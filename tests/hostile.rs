@@ -1189,3 +1189,24 @@ fn a_filter_leaving_out_run_ended_does_not_starve_the_pretty_view() {
     }
     assert!(with_text > 10, "fixtures with text: {with_text}");
 }
+
+#[test]
+fn a_slash_command_in_a_transcript_is_the_users_turn_in_the_views() {
+    let lines = [
+        json!({"type":"user","sessionId":"s1","uuid":"u1","parentUuid":null,"isSidechain":false,"timestamp":"2026-03-01T09:00:00.000Z","message":{"role":"user","content":"<command-message>orchestrator is running…</command-message>\n<command-name>/orchestrator</command-name>\n<command-args>build a TODO app</command-args>"}}),
+        json!({"type":"user","sessionId":"s1","uuid":"u2","parentUuid":"u1","isSidechain":false,"isMeta":true,"timestamp":"2026-03-01T09:00:00.100Z","message":{"role":"user","content":[{"type":"text","text":"Split complex tasks into subtasks."}]}}),
+        json!({"type":"assistant","sessionId":"s1","uuid":"a1","parentUuid":"u2","isSidechain":false,"timestamp":"2026-03-01T09:00:03.000Z","message":{"id":"msg_1","role":"assistant","model":"claude-sonnet-5","content":[{"type":"text","text":"Here is the plan."}],"usage":{"input_tokens":5,"output_tokens":7}}}),
+        json!({"type":"user","sessionId":"s1","uuid":"u3","parentUuid":"a1","isSidechain":false,"timestamp":"2026-03-01T09:01:00.000Z","message":{"role":"user","content":"<command-name>/clear</command-name>\n            <command-message>clear</command-message>\n            <command-args></command-args>"}}),
+    ];
+    let input: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let evs = run_ok(&[], input.as_bytes());
+    let prompts: Vec<&str> = of_type(&evs, "user_message").iter().map(|e| e["text"].as_str().unwrap_or("")).collect();
+    assert_eq!(prompts, ["/orchestrator build a TODO app", "/clear"]);
+    let out = run_raw(&["--format", "pretty", "--color", "never"], input.as_bytes());
+    let view = String::from_utf8(out.stdout).expect("UTF-8");
+    let (q, a) = (view.find("› /orchestrator build a TODO app"), view.find("Here is the plan."));
+    assert!(q.is_some() && q < a, "the question opens the turn:\n{view}");
+    let out = run_raw(&["--format", "html", "--no-observed-at"], input.as_bytes());
+    let page = String::from_utf8(out.stdout).expect("UTF-8");
+    assert!(page.contains("/orchestrator build a TODO app"), "the page shows the question");
+}
