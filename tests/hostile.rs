@@ -1210,3 +1210,35 @@ fn a_slash_command_in_a_transcript_is_the_users_turn_in_the_views() {
     let page = String::from_utf8(out.stdout).expect("UTF-8");
     assert!(page.contains("/orchestrator build a TODO app"), "the page shows the question");
 }
+
+#[test]
+fn redact_masks_a_secret_split_over_two_text_blocks_in_raw_lines_too() {
+    let line = json!({"type":"assistant","message":{"id":"m1","model":"claude-sonnet-5","role":"assistant","content":[{"type":"text","text":"the key is sk-ant-api03-"},{"type":"text","text":"Zx9Kq2Lm8Np4Rs6Tu1Vw3Xy5 ok"}]},"session_id":"s"});
+    let out = run_raw(&["--no-observed-at", "--redact", "--raw"], format!("{line}\n").as_bytes());
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).expect("UTF-8");
+    for half in ["api03", "Zx9Kq2Lm8Np4"] {
+        assert!(!text.contains(half), "{half} leaked:\n{text}");
+    }
+    assert!(text.contains(" ok"), "the words after the secret stay");
+    assert_output_is_safe(text.as_bytes());
+}
+
+#[test]
+fn redact_masks_authorization_given_as_a_json_object_and_credentials_in_urls() {
+    let line = json!({"type":"assistant","message":{"id":"m2","model":"claude-sonnet-5","role":"assistant","content":[
+        {"type":"tool_use","id":"t1","name":"WebFetch","input":{"url":"https://api.example.com","headers":{"Authorization":"Bearer abcDEF123456789xyz","X-Api-Key":"k3y-0123456789abcdef"}}},
+        {"type":"tool_use","id":"t2","name":"Bash","input":{"command":"psql postgres://admin:Pa55word@db.internal:5432/app; curl https://bob:${PASS}@x.example/a"}}]},"session_id":"s"});
+    let out = run_raw(&["--no-observed-at", "--redact", "--raw"], format!("{line}\n").as_bytes());
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).expect("UTF-8");
+    for secret in ["abcDEF123456789xyz", "k3y-0123456789abcdef", "Pa55word"] {
+        assert!(!text.contains(secret), "{secret} leaked:\n{text}");
+    }
+    for kept in
+        ["Bearer [REDACTED:authorization]", "postgres://admin:[REDACTED:password]@db.internal", "bob:${PASS}@x.example"]
+    {
+        assert!(text.contains(kept), "{kept} not in:\n{text}");
+    }
+    assert_output_is_safe(text.as_bytes());
+}
