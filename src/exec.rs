@@ -273,8 +273,9 @@ fn pretty_sink(term: Terminal) -> PrettySink {
 
 /// Normalizes one input, sending its output blocks; returns when done or when the writer is gone.
 fn work(input: &Input, settings: &Settings, tx: &SyncSender<Msg>, spares: &Spares, mut sink: impl Output) {
+    let truncated = Arc::new(AtomicBool::new(false));
     let reader = if settings.follow {
-        open_followed(input, settings)
+        open_followed(input, settings, &truncated)
     } else {
         input::open(input, settings.options.max_line_bytes)
     };
@@ -286,47 +287,60 @@ fn work(input: &Input, settings: &Settings, tx: &SyncSender<Msg>, spares: &Spare
         }
     };
     let opts = Options { source: input.source(), ..settings.options.clone() };
-    let mut norm = Normalizer::new(opts);
+    let mut norm = Normalizer::new(opts.clone());
     let stdin_fd = matches!(input, Input::Stdin).then_some(0);
-    let mut fed = false;
+    // A followed file that shrinks is a new stream: the old one ends (its `run_ended`), a new run
+    // starts with line 1 at the file's new start, and stderr says so.
     loop {
-        if settings.interrupted.load(Ordering::Relaxed) {
-            break;
-        }
-        // The reader's own buffer, fed without another copy.
-        let chunk = match reader.fill_buf() {
-            Ok([]) => break,
-            Ok(chunk) => chunk,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => {
-                let _ = tx.send(Msg::Failed(format!("{}: {e}", input.name())));
-                if !fed {
-                    // Unreadable from the start: no events for it.
-                    return;
-                }
+        let mut fed = false;
+        loop {
+            if settings.interrupted.load(Ordering::Relaxed) {
                 break;
             }
-        };
-        fed = true;
-        let n = chunk.len();
-        if let Some(p) = &settings.progress {
-            p.read(n);
+            // The reader's own buffer, fed without another copy.
+            let chunk = match reader.fill_buf() {
+                Ok([]) => break,
+                Ok(chunk) => chunk,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    let _ = tx.send(Msg::Failed(format!("{}: {e}", input.name())));
+                    if !fed {
+                        // Unreadable from the start: no events for it.
+                        return;
+                    }
+                    break;
+                }
+            };
+            fed = true;
+            let n = chunk.len();
+            if let Some(p) = &settings.progress {
+                p.read(n);
+            }
+            norm.feed(chunk, &mut sink);
+            reader.consume(n);
+            let idle = sink.buffered() < WRITE_BLOCK && !more_ready(stdin_fd, settings.follow);
+            if idle {
+                sink.idle();
+            }
+            if (idle || sink.buffered() >= WRITE_BLOCK) && sink.buffered() > 0 && !spares.send(tx, &mut sink) {
+                return;
+            }
         }
-        norm.feed(chunk, &mut sink);
-        reader.consume(n);
-        let idle = sink.buffered() < WRITE_BLOCK && !more_ready(stdin_fd, settings.follow);
-        if idle {
-            sink.idle();
-        }
-        if (idle || sink.buffered() >= WRITE_BLOCK) && sink.buffered() > 0 && !spares.send(tx, &mut sink) {
+        let summary = norm.finish(&mut sink);
+        if sink.buffered() > 0 && !spares.send(tx, &mut sink) {
             return;
         }
+        let _ = tx.send(Msg::Done(summary));
+        if !truncated.swap(false, Ordering::Relaxed) || settings.interrupted.load(Ordering::Relaxed) {
+            return;
+        }
+        let clear = if settings.progress.is_some() { crate::progress::CLEAR } else { "" };
+        eprintln!(
+            "{clear}agentnorm: {}: truncated; read again from its start as a new run (lines counted from 1)",
+            input.name()
+        );
+        norm = Normalizer::new(opts.clone());
     }
-    let summary = norm.finish(&mut sink);
-    if sink.buffered() > 0 && !spares.send(tx, &mut sink) {
-        return;
-    }
-    let _ = tx.send(Msg::Done(summary));
 }
 
 /// The mapping of an input normalized with all cores: a large plain file (not stdin, not
@@ -479,11 +493,13 @@ fn more_ready(stdin_fd: Option<i32>, follow: bool) -> bool {
 }
 
 /// A file read like `tail -f`: at its end, waits for more instead of ending. A file that shrinks
-/// (truncated or rotated in place) is read again from its start.
+/// (truncated or rotated in place) ends the read (`truncated` set) and is read again from its
+/// start.
 struct Followed {
     file: File,
     pos: u64,
     interrupted: Arc<AtomicBool>,
+    truncated: Arc<AtomicBool>,
 }
 
 impl Read for Followed {
@@ -498,18 +514,25 @@ impl Read for Followed {
                 return Ok(0);
             }
             if self.file.metadata()?.len() < self.pos {
+                // The end of this stream: the reader starts a new one from the file's start.
                 self.pos = self.file.seek(SeekFrom::Start(0))?;
-                continue;
+                self.truncated.store(true, Ordering::Relaxed);
+                return Ok(0);
             }
             std::thread::sleep(FOLLOW_POLL);
         }
     }
 }
 
-fn open_followed(input: &Input, settings: &Settings) -> io::Result<input::Reader> {
+fn open_followed(input: &Input, settings: &Settings, truncated: &Arc<AtomicBool>) -> io::Result<input::Reader> {
     let Input::File(path) = input else {
         return input::open(input, settings.options.max_line_bytes);
     };
+    // A FIFO (or any file that is no regular file) cannot seek: it is read as the stream it is,
+    // to the end its writers give it. Looked at before opening (opening a FIFO takes a writer).
+    if !std::fs::metadata(path)?.is_file() {
+        return input::open(input, settings.options.max_line_bytes);
+    }
     let mut file = File::open(path)?;
     let mut magic = [0u8; 4];
     let n = file.read(&mut magic)?;
@@ -519,7 +542,7 @@ fn open_followed(input: &Input, settings: &Settings) -> io::Result<input::Reader
     file.seek(SeekFrom::Start(0))?;
     Ok(Box::new(BufReader::with_capacity(
         READ_CHUNK,
-        Followed { file, pos: 0, interrupted: Arc::clone(&settings.interrupted) },
+        Followed { file, pos: 0, interrupted: Arc::clone(&settings.interrupted), truncated: Arc::clone(truncated) },
     )))
 }
 

@@ -1242,3 +1242,56 @@ fn redact_masks_authorization_given_as_a_json_object_and_credentials_in_urls() {
     }
     assert_output_is_safe(text.as_bytes());
 }
+
+#[test]
+fn follow_reads_a_fifo_as_a_stream() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let fifo = dir.path().join("live.jsonl");
+    let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).expect("path");
+    // SAFETY: mkfifo(3) on a NUL-terminated path in a fresh temporary folder.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
+    let child = bin()
+        .args(["--follow", "--no-observed-at"])
+        .arg(&fifo)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&fifo)
+        .and_then(|mut w| w.write_all(CODEX_OK.as_bytes()))
+        .expect("write");
+    let out = child.wait_with_output().expect("wait");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    assert!(!stderr_of(&out).contains("Illegal seek"), "{}", stderr_of(&out));
+    let evs = parse(&out.stdout);
+    assert_eq!(run_ended(&evs)["lines"], 4);
+}
+
+#[test]
+fn follow_after_truncation_starts_a_new_run_counting_lines_from_1_and_says_so() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("live.jsonl");
+    std::fs::write(&path, CODEX_OK).expect("write");
+    let mut child = bin()
+        .args(["--follow", "--no-observed-at"])
+        .arg(&path)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let rx = stdout_lines(&mut child);
+    wait_for(&rx, "turn_completed");
+    std::fs::write(&path, codex_message("m9", "after the truncation") + "\n").expect("truncate and write");
+    let got = wait_for(&rx, "after the truncation");
+    let types: Vec<String> =
+        got.iter().map(|l| ty(&serde_json::from_str::<Value>(l).expect("JSON")).to_owned()).collect();
+    assert!(types.contains(&"run_ended".to_owned()) && types.contains(&"run_started".to_owned()), "{got:?}");
+    let last: Value = serde_json::from_str(got.last().expect("line")).expect("JSON");
+    assert_eq!(last["line"], 1, "the new run counts from 1: {last}");
+    sigint(&child);
+    let out = child.wait_with_output().expect("wait");
+    assert_eq!(out.status.code(), Some(130));
+    assert!(stderr_of(&out).contains("truncated"), "{}", stderr_of(&out));
+}
