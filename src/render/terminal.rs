@@ -53,11 +53,16 @@ pub struct Terminal {
 
 impl Terminal {
     /// The terminal stdout is: `COLUMNS` when set to a number, else the terminal's width when
-    /// stdout is one, else [`DEFAULT_WIDTH`]; colour as `mode` and `NO_COLOR` say.
+    /// stdout is one, else the width of the controlling terminal (`/dev/tty`: piped into `less`
+    /// or `tee` from a shell, which does not export `COLUMNS`), else [`DEFAULT_WIDTH`]; colour as
+    /// `mode` and `NO_COLOR` say.
     pub fn detect(mode: ColorMode) -> Terminal {
         let tty = std::io::stdout().is_terminal();
         let columns = std::env::var("COLUMNS").ok().and_then(|c| c.trim().parse::<usize>().ok()).filter(|c| *c > 0);
-        let width = columns.or_else(|| if tty { terminal_width() } else { None }).unwrap_or(DEFAULT_WIDTH);
+        let width = columns
+            .or_else(|| if tty { terminal_width() } else { None })
+            .or_else(controlling_terminal_width)
+            .unwrap_or(DEFAULT_WIDTH);
         let no_color = std::env::var("NO_COLOR").ok();
         Terminal { width, color: mode.resolve(tty, no_color.as_deref()) }
     }
@@ -370,6 +375,24 @@ fn terminal_width() -> Option<usize> {
         let mut ws = libc::winsize { ws_row: 0, ws_col: 0, ws_xpixel: 0, ws_ypixel: 0 };
         // SAFETY: TIOCGWINSZ writes a `winsize` into the valid, exclusively borrowed `ws`.
         let r = unsafe { libc::ioctl(1, libc::TIOCGWINSZ, &mut ws) };
+        (r == 0 && ws.ws_col > 0).then_some(usize::from(ws.ws_col))
+    }
+    #[cfg(not(unix))]
+    {
+        None
+    }
+}
+
+/// The width of the process's controlling terminal, when it has one.
+fn controlling_terminal_width() -> Option<usize> {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsRawFd as _;
+        let tty = std::fs::File::open("/dev/tty").ok()?;
+        let mut ws = libc::winsize { ws_row: 0, ws_col: 0, ws_xpixel: 0, ws_ypixel: 0 };
+        // SAFETY: TIOCGWINSZ writes a `winsize` into the valid, exclusively borrowed `ws`; the
+        // descriptor is open for the call.
+        let r = unsafe { libc::ioctl(tty.as_raw_fd(), libc::TIOCGWINSZ, &mut ws) };
         (r == 0 && ws.ws_col > 0).then_some(usize::from(ws.ws_col))
     }
     #[cfg(not(unix))]
