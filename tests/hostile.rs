@@ -1295,3 +1295,63 @@ fn follow_after_truncation_starts_a_new_run_counting_lines_from_1_and_says_so() 
     assert_eq!(out.status.code(), Some(130));
     assert!(stderr_of(&out).contains("truncated"), "{}", stderr_of(&out));
 }
+
+fn pretty_at(columns: &str, args: &[&str], input: &[u8]) -> String {
+    let mut child = bin()
+        .args(["--format", "pretty", "--color", "never"])
+        .args(args)
+        .env("COLUMNS", columns)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    child.stdin.take().expect("stdin").write_all(input).expect("write");
+    String::from_utf8(child.wait_with_output().expect("wait").stdout).expect("UTF-8")
+}
+
+#[test]
+fn the_pretty_path_header_wraps_between_components_never_inside_a_name() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let deep = dir.path().join("a-rather-long-folder-name-for-logs").join("and-another-level-deeper");
+    std::fs::create_dir_all(&deep).expect("mkdir");
+    let f = deep.join("session-with-a-long-name.jsonl");
+    std::fs::write(&f, CODEX_OK).expect("write");
+    let out =
+        bin().args(["--format", "pretty", "--color", "never"]).arg(&f).env("COLUMNS", "50").output().expect("run");
+    let text = String::from_utf8(out.stdout).expect("UTF-8");
+    let header: Vec<&str> = text.lines().take_while(|l| !l.starts_with('●')).collect();
+    assert!(header.len() > 1, "the header wraps at 50 columns: {text}");
+    for row in &header[..header.len() - 1] {
+        assert!(row.ends_with('/'), "a row of the header ends at a `/`: {row:?}\n{text}");
+    }
+    assert_eq!(header.concat(), format!("── {}", f.display()), "nothing lost");
+}
+
+#[test]
+fn a_long_command_keeps_its_outcome_and_duration_in_pretty_and_html_alike() {
+    let cmd = format!("cargo test --workspace --all-features --no-fail-fast -- {}", "--nocapture ".repeat(8));
+    let input = [
+        json!({"type":"assistant","message":{"id":"m1","model":"claude-sonnet-5","role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":cmd}}]},"session_id":"s","uuid":"a1","timestamp":"2026-03-01T09:00:00.000Z","sessionId":"s","parentUuid":null,"isSidechain":false}),
+        json!({"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"boom","is_error":true}]},"uuid":"u1","timestamp":"2026-03-01T09:00:02.500Z","sessionId":"s","parentUuid":"a1","isSidechain":false}),
+    ]
+    .iter()
+    .map(|l| format!("{l}\n"))
+    .collect::<String>();
+    let view = pretty_at("70", &[], input.as_bytes());
+    let row = view.lines().find(|l| l.contains("cargo test")).unwrap_or_else(|| panic!("no call row:\n{view}"));
+    assert!(row.ends_with("· 2.5s"), "the duration stays at the end of a cut command: {row:?}");
+    assert!(row.contains('…'), "the command is cut: {row:?}");
+    let out = run_raw(&["--format", "html", "--no-observed-at"], input.as_bytes());
+    let page = String::from_utf8(out.stdout).expect("UTF-8");
+    assert!(page.contains("<span class=\"dur\">2.5s</span>"), "the page says the same duration");
+    assert!(!page.contains(">0ms<"), "no 0ms on the page");
+}
+
+#[test]
+fn the_cut_short_footer_says_which_cause() {
+    let open = "{\"type\":\"thread.started\",\"thread_id\":\"t1\"}\n{\"type\":\"turn.started\"}\n";
+    assert!(pretty_at("100", &[], open.as_bytes()).contains("cut short: a turn was still open"));
+    let no_newline = CODEX_OK.trim_end();
+    assert!(pretty_at("100", &[], no_newline.as_bytes()).contains("cut short: its last line had no newline"));
+    assert!(!pretty_at("100", &[], CODEX_OK.as_bytes()).contains("cut short"));
+}

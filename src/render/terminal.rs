@@ -230,6 +230,25 @@ fn clip(spans: &[Span], room: usize) -> Vec<Span> {
     if width_of(spans) <= room {
         return spans.to_vec();
     }
+    // What follows a call's target (` · exit 2 · 1.2s`) says how it went: the target is cut
+    // instead, so that a long command keeps its outcome and duration.
+    if let Some(t) = spans.iter().rposition(|s| s.kind == SpanKind::Target) {
+        let tail = &spans[t + 1..];
+        let tw = width_of(tail);
+        if tw > 0 && tw * 2 <= room {
+            let mut out = clip_end(&spans[..=t], room - tw);
+            out.extend_from_slice(tail);
+            return out;
+        }
+    }
+    clip_end(spans, room)
+}
+
+/// `spans` cut to `room` columns, an ellipsis at the cut.
+fn clip_end(spans: &[Span], room: usize) -> Vec<Span> {
+    if width_of(spans) <= room {
+        return spans.to_vec();
+    }
     let cs = chars(spans);
     let mut w = 0;
     let mut n = 0;
