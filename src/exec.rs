@@ -259,8 +259,45 @@ fn write_in_order(
 /// Normalizes one input into the sink of the output format.
 fn worker(input: &Input, settings: &Settings, tx: &SyncSender<Msg>, spares: &Spares) {
     match settings.format {
-        Format::Ndjson => work(input, settings, tx, spares, NdjsonSink::default()),
-        Format::Pretty(term) => work(input, settings, tx, spares, pretty_sink(term)),
+        Format::Ndjson => work(input, settings, tx, spares, Spill::new(NdjsonSink::default(), tx, spares)),
+        Format::Pretty(term) => work(input, settings, tx, spares, Spill::new(pretty_sink(term), tx, spares)),
+    }
+}
+
+/// An output that sends its bytes on as soon as a block's worth is waiting, also in the middle of
+/// a line: one line of many events (`--raw` writes the line again with each) must not gather all
+/// of their output before any is written (memory stays a small multiple of the longest line).
+struct Spill<'a, S> {
+    inner: S,
+    tx: &'a SyncSender<Msg>,
+    spares: &'a Spares,
+    gone: bool,
+}
+
+impl<'a, S: Output> Spill<'a, S> {
+    fn new(inner: S, tx: &'a SyncSender<Msg>, spares: &'a Spares) -> Spill<'a, S> {
+        Spill { inner, tx, spares, gone: false }
+    }
+}
+
+impl<S: Output> Sink for Spill<'_, S> {
+    fn event(&mut self, ev: &agentnorm::Event) {
+        self.inner.event(ev);
+        if !self.gone && self.inner.buffered() >= WRITE_BLOCK {
+            self.gone = !self.spares.send(self.tx, &mut self.inner);
+        }
+    }
+}
+
+impl<S: Output> Output for Spill<'_, S> {
+    fn buffered(&self) -> usize {
+        self.inner.buffered()
+    }
+    fn take(&mut self, next: Vec<u8>) -> Vec<u8> {
+        self.inner.take(next)
+    }
+    fn idle(&mut self) {
+        self.inner.idle();
     }
 }
 
@@ -365,8 +402,10 @@ fn mapped(input: &Input, settings: &Settings) -> Option<Mapped> {
 /// Normalizes one mapped file on all threads into the sink of the output format.
 fn chunked_worker(input: &Input, settings: &Settings, tx: &SyncSender<Msg>, spares: &Spares, map: Mapped) {
     match settings.format {
-        Format::Ndjson => fold_chunks(input, settings, tx, spares, map, NdjsonSink::default()),
-        Format::Pretty(term) => fold_chunks(input, settings, tx, spares, map, pretty_sink(term)),
+        Format::Ndjson => fold_chunks(input, settings, tx, spares, map, Spill::new(NdjsonSink::default(), tx, spares)),
+        Format::Pretty(term) => {
+            fold_chunks(input, settings, tx, spares, map, Spill::new(pretty_sink(term), tx, spares));
+        }
     }
 }
 

@@ -1355,3 +1355,49 @@ fn the_cut_short_footer_says_which_cause() {
     assert!(pretty_at("100", &[], no_newline.as_bytes()).contains("cut short: its last line had no newline"));
     assert!(!pretty_at("100", &[], CODEX_OK.as_bytes()).contains("cut short"));
 }
+
+#[test]
+fn raw_on_a_line_of_many_events_keeps_memory_a_small_multiple_of_the_line() {
+    // One 40 KiB line of 1,500 text blocks: 1,500 events, each written with the line again.
+    let blocks: Vec<Value> = (0..1500).map(|i| json!({"type":"text","text":format!("w{i}")})).collect();
+    let line = json!({"type":"assistant","message":{"id":"m1","model":"claude-sonnet-5","role":"assistant","content":blocks},"session_id":"s"}).to_string();
+    let mut child =
+        bin().args(["--no-observed-at", "--raw"]).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().expect("spawn");
+    let mut stdout = child.stdout.take().expect("stdout");
+    let counter = std::thread::spawn(move || {
+        let (mut n, mut buf, mut lines) = (0usize, vec![0u8; 1 << 16], 0usize);
+        loop {
+            match stdout.read(&mut buf) {
+                Ok(0) | Err(_) => return (n, lines),
+                Ok(k) => {
+                    n += k;
+                    lines += buf[..k].iter().filter(|&&b| b == b'\n').count();
+                }
+            }
+        }
+    });
+    let mut stdin = child.stdin.take().expect("stdin");
+    stdin.write_all(format!("{line}\n").as_bytes()).expect("write");
+    stdin.write_all(b"{\"type\":\"thread.started\",\"thread_id\":\"t\"}\n").expect("write");
+    stdin.flush().expect("flush");
+    // Measured while the process is alive (stdin still open, the line done).
+    std::thread::sleep(Duration::from_millis(200));
+    let deadline = std::time::Instant::now() + TIMEOUT;
+    let mut hwm = vm_hwm_kib(child.id());
+    while std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(200));
+        let now = vm_hwm_kib(child.id());
+        if now == hwm {
+            break;
+        }
+        hwm = now;
+    }
+    drop(stdin);
+    assert_eq!(child.wait().expect("wait").code(), Some(0));
+    let (written, lines) = counter.join().expect("counter");
+    assert!(lines >= 1500, "every event written ({lines} lines)");
+    assert!(written > 1500 * line.len(), "each with the raw line ({written} bytes)");
+    // Before: every event held its own copy of the line, and the whole output was gathered
+    // before any of it was written (60+ MiB for this line).
+    assert!(hwm < 24 * 1024, "peak RSS {hwm} KiB for one {} KiB line", line.len() >> 10);
+}
