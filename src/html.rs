@@ -299,6 +299,11 @@ impl Transcript {
         pages
     }
 
+    /// The session id of a page (that of its sections), when it has one.
+    pub fn session_id(&self, page: &Page) -> Option<&str> {
+        page.sections.first().and_then(|&i| self.sections.get(i)).and_then(|s| s.meta.session_id.as_deref())
+    }
+
     /// Writes one page holding every section.
     pub fn write_all(&self, w: &mut impl Write) -> io::Result<()> {
         let all: Vec<usize> = (0..self.sections.len()).collect();

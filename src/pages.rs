@@ -10,6 +10,12 @@
 //! - The pages are the output, the list of their paths is secondary: when the reader of stdout
 //!   goes away (`… | head -1`), every page is still written, and the exit status is as without
 //!   the list.
+//! - With `--output-dir`, each input's pages are written as soon as that input is read, and its
+//!   sessions are then let go: memory is that of one input, not of the whole folder. A session
+//!   that a later input continues (the same session id: a resumed session) is rendered again
+//!   from all of its inputs, read again from their files, and its page rewritten in place (its
+//!   path printed once); when one of those inputs is stdin, which cannot be read twice, the
+//!   later part gets a page of its own (`<id>-2.html`).
 //! - A page is created without following links: it is written to a new file of its own in DIR
 //!   (`create_new`, which refuses to go through any link) and then renamed over its name, so a
 //!   symbolic link planted at a page's path is replaced by the page, and the file it pointed to
@@ -23,7 +29,9 @@ use std::sync::mpsc::{RecvTimeoutError, channel};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use agentnorm::html::HtmlSink;
+use std::collections::{HashMap, HashSet};
+
+use agentnorm::html::{HtmlSink, Transcript};
 use agentnorm::{Event, Normalizer, Options, Sink};
 use anyhow::{Context, Result};
 
@@ -65,28 +73,47 @@ pub fn run(
 ) -> Result<Found> {
     let sink = Arc::new(Mutex::new(HtmlSink::new()));
     let found = Arc::new(Mutex::new(Found::default()));
-    let (done_tx, done_rx) = channel::<()>();
+    if let Some(dir) = output_dir {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    let pages = Arc::new(Mutex::new(output_dir.map(|dir| Pages::new(dir, inputs.clone(), options.clone()))));
+    let (done_tx, done_rx) = channel::<Result<()>>();
     {
-        let (sink, found, interrupted) = (Arc::clone(&sink), Arc::clone(&found), Arc::clone(interrupted));
+        let (sink, found, interrupted, pages) =
+            (Arc::clone(&sink), Arc::clone(&found), Arc::clone(interrupted), Arc::clone(&pages));
         std::thread::spawn(move || {
-            for input in &inputs {
+            let mut result = Ok(());
+            for (i, input) in inputs.iter().enumerate() {
                 if interrupted.load(Ordering::Relaxed) {
                     break;
                 }
-                let f = feed(input, &options, &sink, &interrupted);
+                let f = feed(input, &options, &sink, &interrupted, true);
                 if let Ok(mut all) = found.lock() {
                     all.input_failed |= f.input_failed;
                     all.unknown |= f.unknown;
                     all.turn_failed |= f.turn_failed;
                 }
+                // With --output-dir: this input's pages now, and its sessions let go.
+                let mut pages = pages.lock().unwrap_or_else(|e| e.into_inner());
+                if let Some(pages) = pages.as_mut() {
+                    let transcript = std::mem::take(&mut *sink.lock().unwrap_or_else(|e| e.into_inner())).finish();
+                    if let Err(e) = pages.write(&transcript, Some(i)) {
+                        result = Err(e);
+                        break;
+                    }
+                }
             }
-            let _ = done_tx.send(());
+            let _ = done_tx.send(result);
         });
     }
     let mut deadline = None;
     loop {
         match done_rx.recv_timeout(Duration::from_millis(50)) {
-            Ok(()) | Err(RecvTimeoutError::Disconnected) => break,
+            Ok(result) => {
+                result?;
+                break;
+            }
+            Err(RecvTimeoutError::Disconnected) => break,
             Err(RecvTimeoutError::Timeout) => {
                 if interrupted.load(Ordering::Relaxed)
                     && Instant::now() >= *deadline.get_or_insert_with(|| Instant::now() + GRACE)
@@ -100,39 +127,104 @@ pub fn run(
     found.interrupted = interrupted.load(Ordering::Relaxed);
     // Taken out from under the reader (if it is still blocked in a read, it finds it empty).
     let transcript = std::mem::take(&mut *sink.lock().unwrap_or_else(|e| e.into_inner())).finish();
-    let mut stdout = crate::stdout::lock();
-    match output_dir {
+    // The one page, or (with --output-dir) the pages of an input cut short by SIGINT.
+    let mut pages = pages.lock().unwrap_or_else(|e| e.into_inner());
+    match pages.as_mut() {
+        Some(pages) => pages.write(&transcript, None)?,
         None => {
+            let mut stdout = crate::stdout::lock();
             transcript.write_all(&mut stdout)?;
             stdout.flush()?;
-        }
-        Some(dir) => {
-            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-            let mut listing = true;
-            for page in transcript.pages() {
-                let path = dir.join(&page.file_name);
-                write_page(dir, &path, |w| transcript.write_page(w, &page.sections))?;
-                if listing {
-                    match writeln!(stdout, "{}", path.display()).and_then(|()| stdout.flush()) {
-                        Ok(()) => {}
-                        // The list's reader went away: the pages are still written.
-                        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => listing = false,
-                        Err(e) => return Err(e.into()),
-                    }
-                }
-            }
         }
     }
     Ok(found)
 }
 
-/// Normalizes one input into the shared collector, stopping at SIGINT.
-fn feed(input: &Input, options: &Options, sink: &Mutex<HtmlSink>, interrupted: &AtomicBool) -> Found {
+/// The pages of `--output-dir` written so far.
+struct Pages {
+    dir: PathBuf,
+    inputs: Vec<Input>,
+    options: Options,
+    /// Session id → its page's file name and the inputs it came from.
+    written: HashMap<String, (String, Vec<usize>)>,
+    /// File names in use (lower-cased: file systems that fold case).
+    taken: HashSet<String>,
+    /// Whether the paths are still printed (false once their reader went away).
+    listing: bool,
+}
+
+impl Pages {
+    fn new(dir: &Path, inputs: Vec<Input>, options: Options) -> Pages {
+        Pages { dir: dir.to_path_buf(), inputs, options, written: HashMap::new(), taken: HashSet::new(), listing: true }
+    }
+
+    /// Writes the pages of `transcript`, read from input `input` (`None`: an input cut short).
+    fn write(&mut self, transcript: &Transcript, input: Option<usize>) -> Result<()> {
+        for page in transcript.pages() {
+            let sid = transcript.session_id(&page).map(str::to_owned);
+            let earlier = sid.as_ref().and_then(|s| self.written.get(s)).cloned();
+            if let (Some(sid), Some((file, mut from)), Some(i)) = (&sid, earlier, input)
+                && from.iter().chain([&i]).all(|&k| matches!(self.inputs[k], Input::File(_)))
+            {
+                // A resumed session: rendered again from all of its inputs, its page rewritten.
+                from.push(i);
+                let again = self.reread(&from);
+                if let Some(p) = again.pages().into_iter().find(|p| again.session_id(p) == Some(sid.as_str())) {
+                    write_page(&self.dir, &self.dir.join(&file), |w| again.write_page(w, &p.sections))?;
+                }
+                self.written.insert(sid.clone(), (file, from));
+                continue;
+            }
+            let file = self.free_name(&page.file_name);
+            let path = self.dir.join(&file);
+            write_page(&self.dir, &path, |w| transcript.write_page(w, &page.sections))?;
+            if let (Some(sid), Some(i)) = (sid, input) {
+                self.written.entry(sid).or_insert((file, vec![i]));
+            }
+            if self.listing {
+                let mut stdout = crate::stdout::lock();
+                match writeln!(stdout, "{}", path.display()).and_then(|()| stdout.flush()) {
+                    Ok(()) => {}
+                    // The list's reader went away: the pages are still written.
+                    Err(e) if e.kind() == io::ErrorKind::BrokenPipe => self.listing = false,
+                    Err(e) => return Err(e.into()),
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `name`, or `<stem>-2.html`, `-3`, … when an earlier input's page has it.
+    fn free_name(&mut self, name: &str) -> String {
+        let stem = name.strip_suffix(".html").unwrap_or(name);
+        (1u32..)
+            .map(|n| if n == 1 { name.to_owned() } else { format!("{stem}-{n}.html") })
+            .find(|c| self.taken.insert(c.to_ascii_lowercase()))
+            .unwrap_or_else(|| name.to_owned())
+    }
+
+    /// The inputs `which` read again, into one transcript (their errors were said the first
+    /// time).
+    fn reread(&self, which: &[usize]) -> Transcript {
+        let sink = Mutex::new(HtmlSink::new());
+        let never = AtomicBool::new(false);
+        for &k in which {
+            let _ = feed(&self.inputs[k], &self.options, &sink, &never, false);
+        }
+        sink.into_inner().unwrap_or_else(|e| e.into_inner()).finish()
+    }
+}
+
+/// Normalizes one input into the shared collector, stopping at SIGINT; `say`: its read errors
+/// on stderr.
+fn feed(input: &Input, options: &Options, sink: &Mutex<HtmlSink>, interrupted: &AtomicBool, say: bool) -> Found {
     let mut found = Found::default();
     let mut reader = match input::open(input, options.max_line_bytes) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("agentnorm: {}: {}", input.name(), agentnorm::safe::printable(&e.to_string()));
+            if say {
+                eprintln!("agentnorm: {}: {}", input.name(), agentnorm::safe::printable(&e.to_string()));
+            }
             found.input_failed = true;
             return found;
         }
@@ -151,7 +243,9 @@ fn feed(input: &Input, options: &Options, sink: &Mutex<HtmlSink>, interrupted: &
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => {
-                eprintln!("agentnorm: {}: {}", input.name(), agentnorm::safe::printable(&e.to_string()));
+                if say {
+                    eprintln!("agentnorm: {}: {}", input.name(), agentnorm::safe::printable(&e.to_string()));
+                }
                 found.input_failed = true;
                 break;
             }

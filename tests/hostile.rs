@@ -1401,3 +1401,59 @@ fn raw_on_a_line_of_many_events_keeps_memory_a_small_multiple_of_the_line() {
     // before any of it was written (60+ MiB for this line).
     assert!(hwm < 24 * 1024, "peak RSS {hwm} KiB for one {} KiB line", line.len() >> 10);
 }
+
+#[test]
+fn output_dir_writes_each_inputs_pages_when_that_input_is_done() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let first = dir.path().join("a.jsonl");
+    std::fs::write(&first, codex_session("s-first", "first input")).expect("write");
+    let fifo = dir.path().join("b.jsonl");
+    let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).expect("path");
+    // SAFETY: mkfifo(3) on a NUL-terminated path in a fresh temporary folder.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
+    let pages = dir.path().join("pages");
+    let mut child = bin()
+        .args(["--format", "html", "--no-observed-at", "--output-dir"])
+        .arg(&pages)
+        .arg(&first)
+        .arg(&fifo)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut writer = std::fs::OpenOptions::new().write(true).open(&fifo).expect("open the FIFO");
+    writer.write_all(codex_session("s-second", "second input").as_bytes()).expect("write");
+    // The second input is still open: the first one's page is there already.
+    let rx = stdout_lines(&mut child);
+    let listed = rx.recv_timeout(TIMEOUT).expect("the first page's path");
+    assert!(listed.ends_with("s-first.html"), "{listed}");
+    assert!(std::fs::read_to_string(&listed).expect("page").contains("first input"));
+    assert!(!pages.join("s-second.html").exists(), "the open input's page waits for its end");
+    drop(writer);
+    let out = child.wait_with_output().expect("wait");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    assert!(std::fs::read_to_string(pages.join("s-second.html")).expect("page").contains("second input"));
+}
+
+#[test]
+fn output_dir_puts_a_session_resumed_in_a_later_file_on_its_one_page() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (a, b, c) = (dir.path().join("1.jsonl"), dir.path().join("2.jsonl"), dir.path().join("3.jsonl"));
+    std::fs::write(&a, codex_session("s-resumed", "before the resume")).expect("write");
+    std::fs::write(&b, codex_session("s-other", "another session")).expect("write");
+    std::fs::write(&c, codex_session("s-resumed", "after the resume")).expect("write");
+    let pages = dir.path().join("pages");
+    let out = bin()
+        .args(["--format", "html", "--no-observed-at", "--output-dir"])
+        .arg(&pages)
+        .args([&a, &b, &c])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let listed = String::from_utf8(out.stdout).expect("UTF-8");
+    assert_eq!(listed.lines().count(), 2, "each page listed once: {listed}");
+    let page = std::fs::read_to_string(pages.join("s-resumed.html")).expect("page");
+    assert_eq!(page.matches("<section class=\"session\"").count(), 2, "both parts on one page");
+    assert!(page.contains("before the resume") && page.contains("after the resume"));
+    assert_eq!(std::fs::read_dir(&pages).expect("dir").count(), 2);
+}
