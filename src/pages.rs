@@ -14,8 +14,9 @@
 //!   sessions are then let go: memory is that of one input, not of the whole folder. A session
 //!   that a later input continues (the same session id: a resumed session) is rendered again
 //!   from all of its inputs, read again from their files, and its page rewritten in place (its
-//!   path printed once); when one of those inputs is stdin, which cannot be read twice, the
-//!   later part gets a page of its own (`<id>-2.html`).
+//!   path printed once); when one of those inputs is stdin, which cannot be read twice, or
+//!   when its files hold more than [`REREAD_MAX`] bytes, the later part gets a page of its own
+//!   (`<id>-2.html`).
 //! - A page is created without following links: it is written to a new file of its own in DIR
 //!   (`create_new`, which refuses to go through any link) and then renamed over its name, so a
 //!   symbolic link planted at a page's path is replaced by the page, and the file it pointed to
@@ -36,6 +37,11 @@ use agentnorm::{Event, Normalizer, Options, Sink};
 use anyhow::{Context, Result};
 
 use crate::input::{self, Input};
+
+/// A resumed session is rendered again from its files while they hold at most this many bytes
+/// (many files of one session id would otherwise be read again and again); past it, the later
+/// part gets a page of its own.
+const REREAD_MAX: u64 = 64 << 20;
 
 /// How long the reader has after SIGINT to end the input it is in (`run_ended`).
 const GRACE: Duration = Duration::from_millis(300);
@@ -165,6 +171,7 @@ impl Pages {
             let earlier = sid.as_ref().and_then(|s| self.written.get(s)).cloned();
             if let (Some(sid), Some((file, mut from)), Some(i)) = (&sid, earlier, input)
                 && from.iter().chain([&i]).all(|&k| matches!(self.inputs[k], Input::File(_)))
+                && self.size_of(&from, i) <= REREAD_MAX
             {
                 // A resumed session: rendered again from all of its inputs, its page rewritten.
                 from.push(i);
@@ -192,6 +199,17 @@ impl Pages {
             }
         }
         Ok(())
+    }
+
+    /// The bytes of the files `from` and `i` (what rendering their session again reads).
+    fn size_of(&self, from: &[usize], i: usize) -> u64 {
+        from.iter()
+            .chain([&i])
+            .map(|&k| match &self.inputs[k] {
+                Input::File(p) => std::fs::metadata(p).map_or(u64::MAX, |m| m.len()),
+                Input::Stdin => u64::MAX,
+            })
+            .fold(0u64, u64::saturating_add)
     }
 
     /// `name`, or `<stem>-2.html`, `-3`, … when an earlier input's page has it.
