@@ -3,14 +3,8 @@
 //! `--help`).
 
 mod cli;
-mod exec;
-mod input;
-mod mapped;
-mod pages;
-mod pipes;
-mod progress;
-mod readahead;
-mod stdout;
+
+use cli::{exec, input, pages, pipes, progress, stdout};
 
 use std::io::{self, IsTerminal as _, Write};
 use std::path::PathBuf;
@@ -18,9 +12,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-use agentnorm::coalesce::Coalescer;
-use agentnorm::normalize::TypeFilter;
-use agentnorm::render::{ColorMode, Terminal};
+use agentnorm::TypeFilter;
+use agentnorm::sink::coalesce::Coalescer;
+use agentnorm::view::{ColorMode, Terminal};
 use agentnorm::{Dialect, Event, NdjsonSink, Options};
 use anyhow::{Context, Result};
 use clap::{CommandFactory as _, Parser as _};
@@ -32,6 +26,19 @@ fn main() -> ExitCode {
     if let Err(e) = stdout::check_open() {
         eprintln!("agentnorm: {e}");
         return ExitCode::from(2);
+    }
+    // AGENTNORM_SIMD, read once before anything is scanned (agentnorm::simd).
+    match agentnorm::simd::from_env() {
+        Ok(choice) => {
+            if let Some(note) = &choice.note {
+                eprintln!("agentnorm: {note}");
+            }
+            agentnorm::simd::force(choice.level);
+        }
+        Err(e) => {
+            eprintln!("agentnorm: {e}");
+            return ExitCode::from(2);
+        }
     }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -52,7 +59,7 @@ fn main() -> ExitCode {
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             // Agent-controlled text (a walked file's name) may be in it: escaped as the views do.
-            eprintln!("agentnorm: {}", agentnorm::safe::printable(&format!("{e:#}")));
+            eprintln!("agentnorm: {}", agentnorm::sink::safe::printable(&format!("{e:#}")));
             ExitCode::from(2)
         }
     }
@@ -89,6 +96,7 @@ fn run(cli: Cli) -> Result<u8> {
             Ok(0)
         }
         Some(Command::Detect { paths }) => detect(&paths),
+        Some(Command::Survey(args)) => cli::survey::run(&args),
         Some(Command::Diagnostics(args)) => diagnostics(&args),
         Some(Command::Usage(args)) => usage(args),
         None => normalize(cli.norm),
@@ -99,9 +107,7 @@ fn detect(paths: &[PathBuf]) -> Result<u8> {
     let mut failed = false;
     let mut stdout = stdout::lock();
     for input in input::expand(paths, &mut failed) {
-        match input::open(&input, agentnorm::normalize::DEFAULT_MAX_LINE_BYTES)
-            .and_then(agentnorm::detect::first_dialect)
-        {
+        match input::open(&input, agentnorm::DEFAULT_MAX_LINE_BYTES).and_then(agentnorm::first_dialect) {
             Ok(d) => writeln!(stdout, "{}\t{}", d.map_or("unknown", Dialect::as_str), input.name())?,
             Err(e) => {
                 eprintln!("agentnorm: {}: {e}", input.name());
@@ -118,13 +124,7 @@ fn diagnostics(args: &DiagnosticsArgs) -> Result<u8> {
     let mut failed = false;
     let filter = TypeFilter::only(&["diagnostic".to_owned()])?;
     let mut coalescer = Coalescer::new();
-    let options = Options {
-        dialect: args.dialect.as_deref().and_then(Dialect::from_name),
-        observed_at: false,
-        filter,
-        redact: args.redact,
-        ..Options::default()
-    };
+    let options = Options::default().dialect(args.dialect).observed_at(false).filter(filter).redact(args.redact);
     for input in input::expand(&args.paths, &mut failed) {
         if let (_, Some(why)) = exec::feed_input(&input, &options, None, &mut coalescer) {
             eprintln!("agentnorm: {why}");
@@ -197,15 +197,13 @@ fn normalize(args: NormalizeArgs) -> Result<u8> {
 
 /// The normalizer's options as the command line sets them (`source` is set per input).
 fn options(args: &NormalizeArgs, filter: TypeFilter) -> Options {
-    Options {
-        dialect: args.dialect.as_deref().and_then(Dialect::from_name),
-        source: None,
-        observed_at: !args.no_observed_at,
-        raw: args.raw,
-        filter,
-        max_line_bytes: args.max_line_bytes,
-        redact: args.redact,
-    }
+    Options::default()
+        .dialect(args.dialect)
+        .observed_at(!args.no_observed_at)
+        .raw(args.raw)
+        .filter(filter)
+        .max_line_bytes(args.max_line_bytes)
+        .redact(args.redact)
 }
 
 /// The exit status of a finished run (see `--help`): the highest that applies of 1 (`--strict`
@@ -261,7 +259,7 @@ fn default_usage_paths() -> Vec<PathBuf> {
 }
 
 fn usage(args: UsageArgs) -> Result<u8> {
-    use agentnorm::report::{self, Collector, GroupBy, Report, ReportOptions};
+    use agentnorm::sink::report::{self, Collector, GroupBy, Report, ReportOptions};
     let bound = |s: &Option<String>, end: bool, flag: &str| -> Result<Option<i64>> {
         s.as_deref()
             .map(|s| report::parse_bound(s, end).with_context(|| format!("{flag} {s:?}: not RFC 3339 or YYYY-MM-DD")))
@@ -292,13 +290,13 @@ fn usage(args: UsageArgs) -> Result<u8> {
     };
     let mut failed = false;
     let inputs = input::expand(&paths, &mut failed);
-    let dialect = args.dialect.as_deref().and_then(Dialect::from_name);
+    let dialect = args.dialect;
     let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let mut progress = progress::Progress::start(inputs.len(), true);
     let counters = progress.counters();
     let collected = exec::map_inputs(&inputs, threads, |input| -> Result<report::InputUsage, String> {
         let _done = counters.as_deref().map(progress::Counters::done_on_drop);
-        let options = Options { dialect, observed_at: false, ..Options::default() };
+        let options = Options::default().dialect(dialect).observed_at(false);
         let mut collector = Collector::new(input.source());
         // A partly read input is not reported: its totals would be short.
         if let (_, Some(why)) = exec::feed_input(input, &options, counters.as_deref(), &mut collector) {
