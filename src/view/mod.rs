@@ -1294,6 +1294,7 @@ fn plan_lines(items: &[PlanItem]) -> Vec<Line> {
                 PlanStatus::Completed => "[x] ",
                 PlanStatus::InProgress => "[~] ",
                 PlanStatus::Pending => "[ ] ",
+                PlanStatus::Cancelled => "[-] ",
             };
             Line {
                 prefix: vec![Span::new(SpanKind::PlanMarker(item.status), mark)],
