@@ -1,5 +1,6 @@
 //! The binary's own I/O, apart from the library: its arguments, how inputs are opened and read
-//! (read-ahead, memory maps, pipes), the run over all inputs and the progress line.
+//! (read-ahead, memory maps, pipes), the run over all inputs and the progress line, stdout and
+//! its write errors, and the pages `--output-dir` writes.
 //!
 //! Nothing in the library imports from here: the library does no I/O of its own.
 
@@ -7,9 +8,11 @@ pub mod args;
 pub mod exec;
 pub mod input;
 pub mod mmap;
+pub mod pages;
 pub mod pipes;
 pub mod progress;
 pub mod readahead;
+pub mod stdout;
 pub mod survey;
 
 pub use args::*;

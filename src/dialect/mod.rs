@@ -4,8 +4,8 @@
 //! one parsed frame to event [`Piece`]s ([`Adapter::map`], stateless, so it runs on any thread
 //! and in any chunk), and folds its own pieces against its own per-stream state in input order
 //! ([`Adapter::fold`]: Claude's partial-message assembly, a transcript's growing usage, Codex's
-//! running token totals, a rollout's copied history, OpenCode's steps). The generic fold in
-//! [`crate::normalize`] keeps only what every dialect shares and offers it to adapters through
+//! running token totals, a rollout's copied history, OpenCode's steps). The generic fold (the
+//! normalizer's, a layer up) keeps only what every dialect shares and offers it to adapters through
 //! [`Cx`]. The registry (`src/dialects.rs`, expanded in [`registry`]) lists the adapters.
 //!
 //! What several adapters need lives here once: tool kinds, summaries, joining content blocks,
@@ -415,7 +415,8 @@ pub fn tool_kind(name: &str) -> ToolKind {
         | "ripgrep"
         | "glob_file_search"
         | "codebase_search"
-        | "finder" => ToolKind::Search,
+        | "finder"
+        | "tool_search" => ToolKind::Search,
         "WebFetch" | "web_fetch" | "webfetch" | "fetch" => ToolKind::Fetch,
         "WebSearch" | "web_search" | "google_web_search" | "websearch" | "codesearch" | "web_search_call" => {
             ToolKind::WebSearch
@@ -480,7 +481,7 @@ pub fn text_line(t: &Text) -> Option<String> {
     let mut decoded = String::new();
     while want < inner.len() {
         decoded.clear();
-        crate::read::scan::unescape(&inner[..escape_boundary(inner, want)], &mut decoded);
+        crate::event::json::unescape(&inner[..escape_boundary(inner, want)], &mut decoded);
         if let Some(line) = settled_line(&decoded) {
             return line;
         }
@@ -572,12 +573,12 @@ pub fn plan_items(list: Val<'_>) -> Option<Vec<PlanItem>> {
         .array()?
         .filter_map(|it| {
             let text = ["content", "text", "step", "description"].iter().find_map(|k| it.str_at(k))?;
-            let status = match (it.str_at("status"), it.bool_at("completed")) {
-                // A cancelled item is no longer to be done: `completed` (the contract has no
-                // `cancelled`); the same rule in every dialect.
-                (Some("completed" | "done" | "cancelled" | "canceled"), _) | (None, Some(true)) => {
-                    PlanStatus::Completed
-                }
+            // `TODO_STATUS_CANCELLED` (Cursor's enum spelling) reads as `cancelled`.
+            let raw = it.str_at("status").map(|s| s.strip_prefix("TODO_STATUS_").unwrap_or(s).to_ascii_lowercase());
+            let status = match (raw.as_deref(), it.bool_at("completed")) {
+                (Some("completed" | "done"), _) | (None, Some(true)) => PlanStatus::Completed,
+                // The same rule in every dialect (SPEC §3 `plan_updated`).
+                (Some("cancelled" | "canceled"), _) => PlanStatus::Cancelled,
                 (Some("in_progress" | "active"), _) => PlanStatus::InProgress,
                 _ => PlanStatus::Pending,
             };
@@ -686,6 +687,22 @@ mod tests {
             proptest::prop_assert_eq!(t.as_str(), text.as_str());
             proptest::prop_assert_eq!(text_line(&t), one_line(&text));
         }
+    }
+
+    #[test]
+    fn cancelled_plan_items_stay_cancelled() {
+        let mut p = Parser::default();
+        p.with_frame(
+            br#"{"todos":[{"content":"a","status":"cancelled"},{"content":"b","status":"canceled"},{"content":"c","status":"TODO_STATUS_CANCELLED"},{"content":"d","status":"completed"}]}"#,
+            |v| {
+                let items = plan_items(v.unwrap().get("todos").unwrap()).unwrap();
+                let st: Vec<PlanStatus> = items.iter().map(|i| i.status).collect();
+                assert_eq!(
+                    st,
+                    [PlanStatus::Cancelled, PlanStatus::Cancelled, PlanStatus::Cancelled, PlanStatus::Completed]
+                );
+            },
+        );
     }
 
     #[test]

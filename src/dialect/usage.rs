@@ -184,11 +184,12 @@ impl RunningCost {
     }
 }
 
-/// The sum of two usages, figure by figure (absent only where both are).
+/// The sum of two usages, figure by figure (absent only where both are; saturated at
+/// `u64::MAX`, never wrapped nor dropped).
 pub fn add(a: Usage, b: Usage) -> Usage {
     let s = |x: Option<u64>, y: Option<u64>| match (x, y) {
         (None, None) => None,
-        (x, y) => x.unwrap_or(0).checked_add(y.unwrap_or(0)),
+        (x, y) => Some(x.unwrap_or(0).saturating_add(y.unwrap_or(0))),
     };
     Usage {
         input: s(a.input, b.input),

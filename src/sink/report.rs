@@ -516,7 +516,7 @@ impl Acc {
     fn push(&mut self, p: &Part) {
         self.usage = add(self.usage, p.usage);
         if let Some(n) = p.requests {
-            self.requests = Some(self.requests.unwrap_or(0) + n);
+            self.requests = Some(self.requests.unwrap_or(0).saturating_add(n));
         }
         match p.cost {
             Cost::Reported(c) => {
@@ -536,7 +536,9 @@ impl Acc {
     fn row(&self) -> Row {
         let u = self.usage;
         let parts = [u.input, u.cache_read, u.cache_write, u.output];
-        let total = parts.iter().any(Option::is_some).then(|| parts.iter().map(|x| x.unwrap_or(0)).sum());
+        // Saturated, never wrapped: hostile figures near u64::MAX must not sum to a small number.
+        let total =
+            parts.iter().any(Option::is_some).then(|| parts.iter().fold(0u64, |a, x| a.saturating_add(x.unwrap_or(0))));
         let source = if self.unknown {
             None
         } else if self.estimated {
@@ -638,8 +640,17 @@ fn keys(by: GroupBy, row: &Row) -> Vec<Option<String>> {
     }
 }
 
+/// One CSV cell of agent-controlled text: a cell starting with `=`, `+`, `-`, `@`, tab or CR
+/// gets a `'` in front (a spreadsheet would take it for a formula: the OWASP CSV-injection
+/// guidance), then RFC 4180 quoting when it holds `,`, `"`, `'`, a newline or CR.
 fn csv_cell(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_owned() }
+    let guarded: std::borrow::Cow<'_, str> =
+        if s.starts_with(['=', '+', '-', '@', '\t', '\r']) { format!("'{s}").into() } else { s.into() };
+    if guarded.contains([',', '"', '\'', '\n', '\r']) {
+        format!("\"{}\"", guarded.replace('"', "\"\""))
+    } else {
+        guarded.into_owned()
+    }
 }
 
 /// `1234567` → `1,234,567`.

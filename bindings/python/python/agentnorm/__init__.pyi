@@ -6,7 +6,7 @@ from typing_extensions import Literal, NotRequired, TypedDict
 
 __version__: str
 
-DialectName = Literal["claude", "claude-transcript", "codex", "codex-legacy", "codex-rollout", "gemini", "opencode", "cursor", "antigravity", "copilot"]
+DialectName = Literal["claude", "claude-transcript", "codex", "codex-legacy", "codex-rollout", "gemini", "opencode", "cursor", "antigravity", "copilot", "pi", "droid", "qwen", "grok"]
 """The input dialects agentnorm recognises (SPEC §2), in the registry's order."""
 
 
@@ -42,7 +42,7 @@ class PlanItem(TypedDict):
     text: str
 
 
-PlanStatus = Literal["pending", "in_progress", "completed"]
+PlanStatus = Literal["pending", "in_progress", "completed", "cancelled"]
 """Status of one plan item."""
 
 
