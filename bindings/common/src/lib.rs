@@ -324,6 +324,12 @@ pub fn usage(
         since_ms: bound(since, false, "since")?,
         until_ms: bound(until, true, "until")?,
     };
+    // As the CLI refuses it (exit 2): a window that is empty by construction.
+    if let (Some(since), Some(until)) = (opts.since_ms, opts.until_ms)
+        && since > until
+    {
+        return Err(Error::Invalid("since is later than until: no usage could count".into()));
+    }
     let forced = dialect(dialect_name)?;
     let paths = if paths.is_empty() { default_usage_paths()? } else { paths.to_vec() };
     let mut rep = Report::default();
@@ -412,5 +418,7 @@ mod tests {
         assert_eq!(e.to_string(), "no/such.jsonl: No such file or directory (os error 2)");
         assert!(matches!(dialect(Some("nope")), Err(Error::Invalid(_))));
         assert!(matches!(usage(&[], "week", None, None, None), Err(Error::Invalid(_))));
+        let e = usage(&[], "day", Some("2026-05-02"), Some("2026-05-01"), None).err().unwrap();
+        assert_eq!(e.to_string(), "since is later than until: no usage could count");
     }
 }
