@@ -389,6 +389,26 @@ impl From<Event> for Piece {
 /// The tool id placeholder for a call that has none; the fold replaces it with `line:<n>`.
 pub const NO_ID: &str = "";
 
+/// The kind of a tool name that a dialect's own table does not list (SPEC §3): `mcp` for
+/// `mcp__<server>__<tool>`, the MCP naming of Claude Code and Codex that other CLIs copy, else
+/// `other`. Each dialect's `tool_kind` ends with it; a name is never looked up in another CLI's
+/// table unless the dialect says so.
+pub fn unlisted_kind(name: &str) -> ToolKind {
+    if name.starts_with("mcp__") { ToolKind::Mcp } else { ToolKind::Other }
+}
+
+/// A dialect's tool-name table, for mappings that one dialect lends another (Claude's content
+/// blocks read with Qwen's names).
+pub(crate) type ToolKinds = fn(&str) -> ToolKind;
+
+/// Asserts that `table` maps each name to its kind (the dialects' table tests).
+#[cfg(test)]
+pub(crate) fn assert_kinds(table: ToolKinds, cases: &[(&str, ToolKind)]) {
+    for &(name, kind) in cases {
+        assert_eq!(table(name), kind, "{name}");
+    }
+}
+
 /// Maps a tool name of any CLI onto a [`ToolKind`] (SPEC §3).
 pub fn tool_kind(name: &str) -> ToolKind {
     if name.starts_with("mcp__") {
@@ -624,6 +644,16 @@ mod tests {
     use super::*;
     use crate::read::frame::Parser;
     use proptest::prelude::Just;
+
+    #[test]
+    fn unlisted_names_are_mcp_only_by_prefix() {
+        assert_eq!(unlisted_kind("mcp__github__search"), ToolKind::Mcp);
+        assert_eq!(unlisted_kind("mcp__"), ToolKind::Mcp);
+        // No CLI's names are known here: a name some CLI uses is `other` to the rule.
+        for name in ["Bash", "shell", "run_shell_command", "mcp_github_search", "Frobnicate", ""] {
+            assert_eq!(unlisted_kind(name), ToolKind::Other, "{name}");
+        }
+    }
 
     #[test]
     fn kinds() {
