@@ -8,8 +8,10 @@
 //! [`crate::normalize`] keeps only what every dialect shares and offers it to adapters through
 //! [`Cx`]. The registry (`src/dialects.rs`, expanded in [`registry`]) lists the adapters.
 //!
-//! What several adapters need lives here once: tool kinds, summaries, joining content blocks,
-//! failure kinds, plan items, tool outcomes and the tool-call and usage constructors.
+//! Each adapter owns its CLI's tool-name → [`ToolKind`] table (a `tool_kind` function next to
+//! its mapping). What several adapters need lives here once: the rule for names no table lists
+//! ([`unlisted_kind`]: `mcp__*` is mcp), summaries, joining content blocks, failure kinds, plan
+//! items, tool outcomes and the tool-call and usage constructors.
 
 use crate::event::{
     Envelope, Event, FailureKind, Json, Level, PlanItem, PlanStatus, SubagentStatus, Text, ToolKind, UnknownReason,
@@ -409,48 +411,6 @@ pub(crate) fn assert_kinds(table: ToolKinds, cases: &[(&str, ToolKind)]) {
     }
 }
 
-/// Maps a tool name of any CLI onto a [`ToolKind`] (SPEC §3).
-pub fn tool_kind(name: &str) -> ToolKind {
-    if name.starts_with("mcp__") {
-        return ToolKind::Mcp;
-    }
-    match name {
-        // Claude, Codex, Gemini, OpenCode, Cursor (`shellToolCall` → `shell`, see `cursor.rs`).
-        "Bash" | "BashOutput" | "KillShell" | "KillBash" | "shell" | "local_shell" | "local_shell_call"
-        | "exec_command" | "write_stdin" | "run_shell_command" | "command_execution" | "bash" | "terminal" => {
-            ToolKind::Shell
-        }
-        "Read" | "NotebookRead" | "read_file" | "read_many_files" | "view_image" | "LS" | "list_directory" | "read"
-        | "ls" | "list" | "todoread" => ToolKind::Read,
-        "Write" | "write_file" | "write" | "create_file" => ToolKind::Write,
-        "Edit" | "MultiEdit" | "NotebookEdit" | "apply_patch" | "replace" | "edit" | "multiedit" | "patch"
-        | "file_change" | "edit_file" | "delete" | "delete_file" | "search_replace" | "str_replace" => ToolKind::Edit,
-        "Grep"
-        | "Glob"
-        | "glob"
-        | "grep"
-        | "search_file_content"
-        | "grep_search"
-        | "ToolSearch"
-        | "ripgrep"
-        | "glob_file_search"
-        | "codebase_search"
-        | "finder"
-        | "tool_search" => ToolKind::Search,
-        "WebFetch" | "web_fetch" | "webfetch" | "fetch" => ToolKind::Fetch,
-        "WebSearch" | "web_search" | "google_web_search" | "websearch" | "codesearch" | "web_search_call" => {
-            ToolKind::WebSearch
-        }
-        "Task" | "Agent" | "task" | "spawn_agent" | "send_input" | "wait" | "close_agent" | "collab_tool_call" => {
-            ToolKind::Task
-        }
-        "TodoWrite" | "update_plan" | "todo_list" | "ExitPlanMode" | "write_todos" | "todowrite" | "update_todos"
-        | "todo_write" => ToolKind::Plan,
-        "AskUserQuestion" | "request_user_input" | "question" | "ask_user" => ToolKind::Ask,
-        _ => ToolKind::Other,
-    }
-}
-
 /// A one-line human description of a call: the command, path, pattern, URL, query or task.
 pub fn summary(kind: ToolKind, input: Option<Val<'_>>) -> Option<String> {
     let input = input?;
@@ -653,15 +613,6 @@ mod tests {
         for name in ["Bash", "shell", "run_shell_command", "mcp_github_search", "Frobnicate", ""] {
             assert_eq!(unlisted_kind(name), ToolKind::Other, "{name}");
         }
-    }
-
-    #[test]
-    fn kinds() {
-        assert_eq!(tool_kind("Bash"), ToolKind::Shell);
-        assert_eq!(tool_kind("mcp__github__search"), ToolKind::Mcp);
-        assert_eq!(tool_kind("MultiEdit"), ToolKind::Edit);
-        assert_eq!(tool_kind("Agent"), ToolKind::Task);
-        assert_eq!(tool_kind("Frobnicate"), ToolKind::Other);
     }
 
     #[test]
