@@ -81,11 +81,13 @@ else the sum of its per-request usage (transcripts, rollouts); a message already
 another file is not counted again; subagent and sidechain requests count.
 
 Cost: what the CLI reported (Claude total_cost_usd, a running total per process; OpenCode cost),
-cost_source \"reported\"; else estimated from an embedded table of list prices (USD per million
-tokens, standard tier) dated ",
+cost_source \"reported\"; else estimated (cost_source \"estimated\") from an embedded snapshot
+of LiteLLM's model_prices_and_context_window.json (list prices) dated ",
     agentnorm::prices_date!(),
-    ", cost_source \"estimated\". A row holding tokens of a
-model the table does not know has no cost.
+    " (scripts/update-prices.sh
+regenerates it; --prices FILE adds or overrides models in the same shape). Priced apart where
+the log says so: Anthropic 1-hour cache writes, the long-context tier (the whole request at the
+higher rate once its prompt passes the threshold), priority / flex service tiers.
 
 Output: an aligned table (also when stdout is not a terminal), NDJSON with --json (one object
 per row; the totals row has \"totals\": true), CSV with --csv. Absent figures were never reported.
@@ -146,6 +148,13 @@ pub struct UsageArgs {
     /// Read this many inputs at once (default: all cores); the result never depends on it.
     #[arg(short = 'j', long = "threads", value_name = "N")]
     pub threads: Option<usize>,
+    /// Add or override model prices from a LiteLLM-shaped JSON file
+    /// (`{"model": {"input_cost_per_token": 3e-6, "output_cost_per_token": 1.5e-5, …}}`).
+    #[arg(long, value_name = "FILE")]
+    pub prices: Option<PathBuf>,
+    /// Ignore the costs the CLIs reported and estimate every request from the price table.
+    #[arg(long)]
+    pub estimate: bool,
 }
 
 /// The output formats of the normalizer (`--format`).

@@ -270,6 +270,12 @@ fn usage(args: UsageArgs) -> Result<u8> {
         since_ms: bound(&args.since, false, "--since")?,
         until_ms: bound(&args.until, true, "--until")?,
     };
+    if let Some(file) = &args.prices {
+        let text = std::fs::read_to_string(file).with_context(|| format!("--prices {}", file.display()))?;
+        let mut table = agentnorm::prices::Prices::embedded();
+        table.merge_json(&text).with_context(|| format!("--prices {}", file.display()))?;
+        agentnorm::prices::install(table);
+    }
     let paths = if args.paths.is_empty() {
         let found = default_usage_paths();
         if found.is_empty() {
@@ -296,7 +302,7 @@ fn usage(args: UsageArgs) -> Result<u8> {
         Ok(collector.finish())
     });
     progress.finish();
-    let mut rep = Report::default();
+    let mut rep = if args.estimate { Report::estimating() } else { Report::default() };
     for c in collected {
         match c {
             Ok(u) => rep.add(u),

@@ -675,6 +675,8 @@ impl Fold {
                             input: usage::start_or_delta(start.input, fin.input),
                             cache_read: usage::start_or_delta(start.cache_read, fin.cache_read),
                             cache_write: usage::start_or_delta(start.cache_write, fin.cache_write),
+                            cache_write_1h: usage::start_or_delta(start.cache_write_1h, fin.cache_write_1h),
+                            service_tier: start.service_tier.or(fin.service_tier),
                             output: fin.output,
                             ..Usage::default()
                         };

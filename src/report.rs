@@ -332,6 +332,8 @@ pub struct Row {
 /// The fold over all inputs: the cross-file dedupe and the counted parts.
 #[derive(Debug, Default)]
 pub struct Report {
+    /// Ignore the costs the CLIs reported: estimate every request from the price table.
+    estimate_only: bool,
     counted: HashSet<(String, String)>,
     sessions: Vec<SessionInfo>,
     session_index: HashMap<String, usize>,
@@ -339,6 +341,12 @@ pub struct Report {
 }
 
 impl Report {
+    /// A report that estimates every cost from the price table, ignoring what the CLIs reported
+    /// (`usage --estimate`: what the usage would cost at list prices; checks the table).
+    pub fn estimating() -> Report {
+        Report { estimate_only: true, ..Report::default() }
+    }
+
     /// Folds one input's usage in; call it in input order.
     pub fn add(&mut self, input: InputUsage) {
         let mut anonymous: HashMap<Option<Dialect>, usize> = HashMap::new();
@@ -419,7 +427,8 @@ impl Report {
         };
         let model = main.iter().rev().find_map(|r| r.model.clone()).or_else(|| turn.model.clone());
         let at = at_of(&end.at).or_else(|| main.last().and_then(|r| at_of(&r.at))).or_else(|| at_of(&turn.last_at));
-        if end.cost.is_none() && main.iter().any(|r| r.model.is_some()) {
+        let reported_cost = if self.estimate_only { None } else { end.cost };
+        if reported_cost.is_none() && main.iter().any(|r| r.model.is_some()) {
             // Nothing reported: each request priced and grouped by its own model (a Gemini result
             // names several), and what the aggregate holds beyond them by the session's model.
             let rest = usage::minus(usage, main_sum);
@@ -436,13 +445,13 @@ impl Report {
                 });
             }
             if has_tokens(&rest) {
-                let cost = estimate(&model, &rest);
+                let cost = estimate_with(&model, &rest, false);
                 self.parts.push(Part { session, model, at_ms: at, usage: rest, requests: None, cost });
             }
         } else {
-            let cost = match end.cost {
+            let cost = match reported_cost {
                 Some(c) => Cost::Reported(c),
-                None => estimate(&model, &usage),
+                None => estimate_with(&model, &usage, main.len() == 1 && end.usage.is_none()),
             };
             self.parts.push(Part {
                 session,
@@ -453,7 +462,7 @@ impl Report {
                 cost,
             });
         }
-        let reported = end.cost.is_some();
+        let reported = reported_cost.is_some();
         for r in sub {
             let cost = if reported { Cost::Covered } else { estimate(&r.model, &r.usage) };
             self.parts.push(Part {
@@ -517,16 +526,21 @@ fn has_tokens(u: &Usage) -> bool {
     [u.input, u.cache_read, u.cache_write, u.output].iter().any(|x| x.unwrap_or(0) > 0)
 }
 
-fn estimate(model: &Option<String>, u: &Usage) -> Cost {
-    let (i, r, w, o) =
-        (u.input.unwrap_or(0), u.cache_read.unwrap_or(0), u.cache_write.unwrap_or(0), u.output.unwrap_or(0));
-    if i == 0 && r == 0 && w == 0 && o == 0 {
+/// The estimated cost of `u` by `model`'s price; `per_request` when `u` is one request's
+/// (only then can the long-context tier apply).
+fn estimate_with(model: &Option<String>, u: &Usage, per_request: bool) -> Cost {
+    if !has_tokens(u) {
         return Cost::Free;
     }
-    match model.as_deref().and_then(prices::price) {
-        Some(p) => Cost::Estimated(prices::cost(p, i, r, w, o)),
+    match model.as_deref().and_then(|m| prices::table().entry(m)) {
+        Some(e) => Cost::Estimated(e.cost(u, per_request)),
         None => Cost::Unknown,
     }
+}
+
+/// One request's estimated cost.
+fn estimate(model: &Option<String>, u: &Usage) -> Cost {
+    estimate_with(model, u, true)
 }
 
 #[derive(Debug, Default)]
@@ -578,7 +592,7 @@ impl Acc {
             None
         };
         Row {
-            usage: Usage { context: None, ..u },
+            usage: Usage { context: None, service_tier: None, ..u },
             total,
             requests: self.requests,
             cost_usd: source.map(|_| (self.cost * 1e6).round() / 1e6),

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::event::{ModelUsage, Usage};
+use crate::event::{ModelUsage, ServiceTier, Usage};
 use crate::frame::Val;
 
 /// Claude's `usage` object (`input_tokens`, `cache_read_input_tokens`,
@@ -20,6 +20,11 @@ pub fn claude(u: Val<'_>) -> Usage {
         output: u.u64_at("output_tokens"),
         reasoning: None,
         context: None,
+        cache_write_1h: u
+            .path(&["cache_creation", "ephemeral_1h_input_tokens"])
+            .and_then(|v| v.u64())
+            .filter(|&n| n > 0),
+        service_tier: u.str_at("service_tier").and_then(ServiceTier::from_name),
     }
 }
 
@@ -38,6 +43,8 @@ pub fn codex(u: Val<'_>) -> Usage {
         output: u.u64_at("output_tokens"),
         reasoning: u.u64_at("reasoning_output_tokens"),
         context: None,
+        cache_write_1h: None,
+        service_tier: u.str_at("service_tier").and_then(ServiceTier::from_name),
     }
 }
 
@@ -55,6 +62,7 @@ pub fn gemini_stream(s: Val<'_>) -> Usage {
         output: s.u64_at("output_tokens"),
         reasoning: None,
         context: None,
+        ..Usage::default()
     }
 }
 
@@ -77,6 +85,7 @@ pub fn gemini_json(t: Val<'_>) -> Usage {
         },
         reasoning: thoughts,
         context: None,
+        ..Usage::default()
     }
 }
 
@@ -95,6 +104,7 @@ pub fn opencode(t: Val<'_>) -> Usage {
         },
         reasoning,
         context: None,
+        ..Usage::default()
     }
 }
 
@@ -108,6 +118,7 @@ pub fn cursor(u: Val<'_>) -> Usage {
         output: u.u64_at("outputTokens"),
         reasoning: None,
         context: None,
+        ..Usage::default()
     }
 }
 
@@ -199,6 +210,14 @@ pub fn add(a: Usage, b: Usage) -> Usage {
         output: s(a.output, b.output),
         reasoning: s(a.reasoning, b.reasoning),
         context: None,
+        cache_write_1h: s(a.cache_write_1h, b.cache_write_1h),
+        service_tier: if a.service_tier == b.service_tier || b.is_empty() {
+            a.service_tier
+        } else if a.is_empty() {
+            b.service_tier
+        } else {
+            None
+        },
     }
 }
 
@@ -231,6 +250,8 @@ pub fn minus(a: Usage, b: Usage) -> Usage {
         output: d(a.output, b.output),
         reasoning: d(a.reasoning, b.reasoning),
         context: None,
+        cache_write_1h: d(a.cache_write_1h, b.cache_write_1h),
+        service_tier: a.service_tier,
     }
 }
 /// The larger of `a` and `b` figure by figure (absent only where both are).
@@ -246,6 +267,8 @@ pub fn max_each(a: Usage, b: Usage) -> Usage {
         output: m(a.output, b.output),
         reasoning: m(a.reasoning, b.reasoning),
         context: None,
+        cache_write_1h: m(a.cache_write_1h, b.cache_write_1h),
+        service_tier: a.service_tier.or(b.service_tier),
     }
 }
 

@@ -29,12 +29,10 @@ fn n(v: &Value, k: &str) -> Option<u64> {
     v.get(k).and_then(Value::as_u64)
 }
 
-#[allow(dead_code)]
 fn cost(v: &Value) -> Option<f64> {
     v.get("cost_usd").and_then(Value::as_f64)
 }
 
-#[allow(dead_code)]
 fn near(a: Option<f64>, b: f64) -> bool {
     a.is_some_and(|a| (a - b).abs() < 1e-6)
 }
@@ -110,4 +108,69 @@ fn claude_stream_input_and_cache_figures_come_from_message_delta_when_the_start_
         (Some(12), Some(3000), Some(500), Some(40))
     );
     assert_eq!(n(u, "context"), Some(3512));
+}
+
+/// A transcript line of one Claude request (transcripts carry no cost: it is estimated).
+fn transcript(sid: &str, mid: &str, at: &str, model: &str, u: &str) -> String {
+    format!(
+        r#"{{"type":"assistant","sessionId":"{sid}","uuid":"u-{mid}","parentUuid":null,"isSidechain":false,"timestamp":"{at}","requestId":"r-{mid}","message":{{"id":"{mid}","model":"{model}","role":"assistant","type":"message","content":[{{"type":"text","text":"x"}}],"usage":{u}}}}}"#
+    )
+}
+
+#[test]
+fn one_hour_cache_writes_are_priced_apart_from_five_minute_ones() {
+    let d = tempfile::tempdir().unwrap();
+    let u5 = r#"{"input_tokens":0,"cache_read_input_tokens":0,"cache_creation_input_tokens":1000000,"output_tokens":0,"cache_creation":{"ephemeral_5m_input_tokens":1000000,"ephemeral_1h_input_tokens":0}}"#;
+    let u1 = r#"{"input_tokens":0,"cache_read_input_tokens":0,"cache_creation_input_tokens":1000000,"output_tokens":0,"cache_creation":{"ephemeral_5m_input_tokens":0,"ephemeral_1h_input_tokens":1000000}}"#;
+    let f5 =
+        write(d.path(), "a.jsonl", &(transcript("s5", "m5", "2026-05-01T10:00:00Z", "claude-sonnet-4-5", u5) + "\n"));
+    let f1 =
+        write(d.path(), "b.jsonl", &(transcript("s1", "m1", "2026-05-01T10:00:00Z", "claude-sonnet-4-5", u1) + "\n"));
+    let r5 = rows(&[&f5]);
+    let r1 = rows(&[&f1]);
+    assert!(near(cost(&r5[0]), 3.75), "5-minute write at 1.25 × input: {:?}", r5[0]);
+    assert!(near(cost(&r1[0]), 6.0), "1-hour write at 2 × input: {:?}", r1[0]);
+    assert_eq!(n(&r1[0], "cache_write_1h"), Some(1_000_000));
+    assert_eq!(n(&r5[0], "cache_write_1h"), None);
+}
+
+#[test]
+fn long_context_bills_the_whole_request_at_the_higher_rate() {
+    let d = tempfile::tempdir().unwrap();
+    // claude-sonnet-4 (LiteLLM: above 200k tokens 6 / 22.5 / 0.6 / 7.5 per million).
+    let short = r#"{"input_tokens":100000,"cache_read_input_tokens":100000,"cache_creation_input_tokens":0,"output_tokens":1000}"#;
+    let long = r#"{"input_tokens":100000,"cache_read_input_tokens":100001,"cache_creation_input_tokens":0,"output_tokens":1000}"#;
+    let text = [
+        transcript("s", "m1", "2026-05-01T10:00:00Z", "claude-sonnet-4-20250514", short),
+        transcript("s", "m2", "2026-05-01T10:01:00Z", "claude-sonnet-4-20250514", long),
+    ]
+    .join("\n")
+        + "\n";
+    let f = write(d.path(), "t.jsonl", &text);
+    let r = rows(&[&f]);
+    let want_short = 100_000.0 * 3e-6 + 100_000.0 * 3e-7 + 1_000.0 * 1.5e-5;
+    let want_long = 100_000.0 * 6e-6 + 100_001.0 * 6e-7 + 1_000.0 * 2.25e-5;
+    assert!(near(cost(&r[0]), want_short + want_long), "{:?} vs {}", r[0], want_short + want_long);
+}
+
+#[test]
+fn prices_file_adds_and_overrides_models() {
+    let d = tempfile::tempdir().unwrap();
+    let u = r#"{"input_tokens":1000000,"cache_read_input_tokens":0,"cache_creation_input_tokens":0,"output_tokens":0}"#;
+    let f = write(d.path(), "t.jsonl", &(transcript("s", "m", "2026-05-01T10:00:00Z", "house-model-1", u) + "\n"));
+    assert_eq!(cost(&rows(&[&f])[0]), None, "an unknown model has no cost");
+    let p =
+        write(d.path(), "p.json", r#"{"house-model-1":{"input_cost_per_token":7e-6,"output_cost_per_token":1e-5}}"#);
+    assert!(near(cost(&rows(&["--prices", &p, &f])[0]), 7.0));
+    let bad = write(d.path(), "bad.json", "[1,2]");
+    let out = bin().args(["usage", "--prices", &bad, &f]).output().unwrap();
+    assert_ne!(out.status.code(), Some(0), "a malformed --prices file is an error");
+}
+
+#[test]
+fn help_dates_the_price_snapshot() {
+    let out = bin().args(["usage", "--help"]).output().unwrap();
+    let help = String::from_utf8(out.stdout).unwrap();
+    assert!(help.contains(agentnorm::prices::PRICES_DATE), "{help}");
+    assert!(help.contains("LiteLLM"), "{help}");
 }
