@@ -124,7 +124,19 @@ impl Collector {
     }
 
     /// The collected turns (a turn left open at the end of input is kept as it is).
-    pub fn finish(self) -> InputUsage {
+    pub fn finish(mut self) -> InputUsage {
+        // A turn whose usage came before any model was named (a Codex `token_count` before the
+        // rollout's `turn_context`) takes the model the session names next, else its last one.
+        let mut next: HashMap<Option<String>, Option<String>> = HashMap::new();
+        for turn in self.turns.iter_mut().rev() {
+            let known = next
+                .entry(turn.session.clone())
+                .or_insert_with(|| self.sessions.get(&turn.session).and_then(|st| st.model.clone()));
+            match &turn.model {
+                Some(m) => *known = Some(m.clone()),
+                None => turn.model.clone_from(known),
+            }
+        }
         InputUsage { source: self.source, turns: self.turns }
     }
 
@@ -318,15 +330,35 @@ pub struct Row {
     /// Model requests counted, where the CLI reports per-request usage.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub requests: Option<u64>,
-    /// Cost in USD, when every part of the row has one.
+    /// Cost in USD of the row's priced parts (all of it unless `cost_partial`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
+    /// True when part of the row's tokens are of models without a price: `cost_usd` is then
+    /// the priced part only, and `unpriced` names the others with their tokens.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub cost_partial: bool,
+    /// The models without a price and their tokens (`model` absent where none was named).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unpriced: Vec<Unpriced>,
     /// Where the cost comes from.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cost_source: Option<CostSource>,
     /// The file the session was first read from (with `--by session`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
+}
+
+/// Tokens of a model the price table does not know (a row's `unpriced`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Unpriced {
+    /// The model, when one was named.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The figures.
+    #[serde(flatten)]
+    pub usage: Usage,
+    /// `input + cache_read + cache_write + output`.
+    pub total: u64,
 }
 
 /// The fold over all inputs: the cross-file dedupe and the counted parts.
@@ -403,10 +435,11 @@ impl Report {
         let Some(end) = turn.end.filter(|e| e.usage.is_some() || e.cost.is_some()) else {
             // No aggregate: the sum of the requests, each its own part.
             for r in fresh {
-                let cost = estimate(&r.model, &r.usage);
+                let model = r.model.or_else(|| turn.model.clone());
+                let cost = estimate(&model, &r.usage);
                 self.parts.push(Part {
                     session,
-                    model: r.model.or_else(|| turn.model.clone()),
+                    model,
                     at_ms: at_of(&r.at).or_else(|| at_of(&turn.last_at)),
                     usage: r.usage,
                     requests: Some(1),
@@ -464,10 +497,11 @@ impl Report {
         }
         let reported = reported_cost.is_some();
         for r in sub {
-            let cost = if reported { Cost::Covered } else { estimate(&r.model, &r.usage) };
+            let model = r.model.or_else(|| turn.model.clone());
+            let cost = if reported { Cost::Covered } else { estimate(&model, &r.usage) };
             self.parts.push(Part {
                 session,
-                model: r.model.or_else(|| turn.model.clone()),
+                model,
                 at_ms: at_of(&r.at).or(at),
                 usage: r.usage,
                 requests: Some(1),
@@ -548,7 +582,9 @@ struct Acc {
     usage: Usage,
     requests: Option<u64>,
     cost: f64,
-    unknown: bool,
+    /// Tokens without a price, by model (`None`: no model named).
+    unknown: BTreeMap<Option<String>, Usage>,
+    priced: bool,
     estimated: bool,
     reported: bool,
 }
@@ -563,14 +599,19 @@ impl Acc {
             Cost::Reported(c) => {
                 self.cost += c;
                 self.reported = true;
+                self.priced = true;
             }
             Cost::Covered => self.reported = true,
             Cost::Estimated(c) => {
                 self.cost += c;
                 self.estimated = true;
+                self.priced = true;
             }
             Cost::Free => {}
-            Cost::Unknown => self.unknown = true,
+            Cost::Unknown => {
+                let u = self.unknown.entry(p.model.clone()).or_default();
+                *u = add(*u, Usage { context: None, service_tier: None, ..p.usage });
+            }
         }
     }
 
@@ -579,9 +620,9 @@ impl Acc {
         let parts = [u.input, u.cache_read, u.cache_write, u.output];
         let total =
             parts.iter().any(Option::is_some).then(|| parts.iter().fold(0u64, |a, x| a.saturating_add(x.unwrap_or(0))));
-        let source = if self.unknown {
+        let source = if !self.unknown.is_empty() && !self.priced {
             None
-        } else if self.estimated {
+        } else if self.estimated || !self.unknown.is_empty() {
             Some(CostSource::Estimated)
         } else if self.reported {
             Some(CostSource::Reported)
@@ -597,6 +638,18 @@ impl Acc {
             requests: self.requests,
             cost_usd: source.map(|_| (self.cost * 1e6).round() / 1e6),
             cost_source: source,
+            cost_partial: !self.unknown.is_empty(),
+            unpriced: self
+                .unknown
+                .iter()
+                .map(|(m, u)| Unpriced {
+                    model: m.clone(),
+                    usage: *u,
+                    total: [u.input, u.cache_read, u.cache_write, u.output]
+                        .iter()
+                        .fold(0u64, |a, x| a.saturating_add(x.unwrap_or(0))),
+                })
+                .collect(),
             ..Row::default()
         }
     }
@@ -656,6 +709,7 @@ pub fn write_csv(w: &mut impl Write, by: GroupBy, rows: &[Row], totals: &Row) ->
     if by == GroupBy::Session {
         header.push("source");
     }
+    header.extend(["cost_partial", "unpriced"]);
     header.push("totals");
     writeln!(w, "{}", header.join(","))?;
     for row in rows.iter().chain(std::iter::once(totals)) {
@@ -666,6 +720,8 @@ pub fn write_csv(w: &mut impl Write, by: GroupBy, rows: &[Row], totals: &Row) ->
         if by == GroupBy::Session {
             cells.push(csv_cell(row.source.as_deref().unwrap_or("")));
         }
+        cells.push(if row.cost_partial { "true".into() } else { String::new() });
+        cells.push(csv_cell(&unpriced_list(row)));
         cells.push(if row.totals { "true".into() } else { String::new() });
         writeln!(w, "{}", cells.join(","))?;
     }
@@ -680,8 +736,21 @@ fn keys(by: GroupBy, row: &Row) -> Vec<Option<String>> {
     }
 }
 
+/// A CSV cell: RFC 4180 quoting, and text a spreadsheet would run as a formula (a cell starting
+/// with `=`, `+`, `-`, `@`, a tab or a carriage return, OWASP's CSV-injection list) gets a
+/// leading `'` so that it stays text. Session ids, models and paths come from the agent's files.
 fn csv_cell(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_owned() }
+    let s = if s.starts_with(['=', '+', '-', '@', '\t', '\r']) { format!("'{s}") } else { s.to_owned() };
+    if s.contains([',', '"', '\n', '\r']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s }
+}
+
+/// `model (N tokens); …` of a row's unpriced models.
+fn unpriced_list(row: &Row) -> String {
+    row.unpriced
+        .iter()
+        .map(|u| format!("{} ({} tokens)", u.model.as_deref().unwrap_or("no model named"), thousands(u.total)))
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// `1234567` → `1,234,567`.
@@ -719,11 +788,16 @@ pub fn write_table(w: &mut impl Write, by: GroupBy, rows: &[Row], totals: &Row) 
             keys(by, row).into_iter().map(|k| k.unwrap_or_else(|| "-".into())).collect()
         };
         cells.extend(numbers(row).iter().map(|n| n.map_or_else(|| "-".into(), thousands)));
-        cells.push(match (row.cost_usd, row.cost_source) {
+        let mut c = match (row.cost_usd, row.cost_source) {
             (Some(c), Some(CostSource::Reported)) => format!("${c:.4}"),
             (Some(c), _) => format!("~${c:.4}"),
             (None, _) => "-".into(),
-        });
+        };
+        if row.cost_partial {
+            // Partial: the priced part only (the footnote names the rest).
+            c.push('*');
+        }
+        cells.push(c);
         if by == GroupBy::Session {
             cells.push(if row.totals { String::new() } else { row.source.clone().unwrap_or_else(|| "-".into()) });
         }
@@ -754,6 +828,10 @@ pub fn write_table(w: &mut impl Write, by: GroupBy, rows: &[Row], totals: &Row) 
             }
         }
         writeln!(w, "{}", out.trim_end())?;
+    }
+    if totals.cost_partial {
+        let list = crate::safe::printable(&unpriced_list(totals)).into_owned();
+        writeln!(w, "* partial cost: no price for {list}; add them with --prices FILE")?;
     }
     Ok(())
 }

@@ -308,7 +308,10 @@ fn trap_unknown_model_gets_no_cost_never_a_guess() {
     assert!(cost(&r[0]).is_some());
     assert_eq!(r[1].get("cost_usd"), None, "{}", r[1]);
     assert_eq!(r[1].get("cost_source"), None);
-    assert_eq!(r[2].get("cost_usd"), None, "a total with unpriced tokens has no cost");
+    // Issue 13: an unpriced model never blanks a total: the priced part, marked partial.
+    assert_eq!(cost(&r[2]), cost(&r[0]), "the total is the priced sum: {}", r[2]);
+    assert_eq!(r[2]["cost_partial"], true);
+    assert_eq!(r[2]["unpriced"][0]["model"], "claude-sonnet-9-9");
 }
 
 #[test]
@@ -364,7 +367,7 @@ fn csv_json_and_table_shapes() {
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(
         lines[0],
-        "session_id,dialect,input,cache_read,cache_write,output,reasoning,total,requests,cost_usd,cost_source,source,totals"
+        "session_id,dialect,input,cache_read,cache_write,output,reasoning,total,requests,cost_usd,cost_source,source,cost_partial,unpriced,totals"
     );
     assert_eq!(lines.len(), 3);
     assert!(lines[1].starts_with("S4,claude-transcript,7,300,60,7,,374,3,"), "{}", lines[1]);

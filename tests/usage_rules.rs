@@ -174,3 +174,80 @@ fn help_dates_the_price_snapshot() {
     assert!(help.contains(agentnorm::prices::PRICES_DATE), "{help}");
     assert!(help.contains("LiteLLM"), "{help}");
 }
+
+#[test]
+fn an_unpriced_model_never_blanks_a_total() {
+    let d = tempfile::tempdir().unwrap();
+    let u = r#"{"input_tokens":1000000,"cache_read_input_tokens":0,"cache_creation_input_tokens":0,"output_tokens":0}"#;
+    let text = [
+        transcript("s", "m1", "2026-05-01T10:00:00Z", "claude-sonnet-4-5", u),
+        transcript("s", "m2", "2026-05-01T10:01:00Z", "claude-unreleased-9", u),
+    ]
+    .join("\n")
+        + "\n";
+    let f = write(d.path(), "t.jsonl", &text);
+    for by in ["session", "day", "model"] {
+        let r = rows(&["--by", by, &f]);
+        let t = r.last().unwrap();
+        assert!(near(cost(t), 3.0), "--by {by}: the priced sum: {t}");
+        assert_eq!(t["cost_partial"], true, "--by {by}: {t}");
+        assert_eq!(
+            t["unpriced"],
+            serde_json::json!([{"model": "claude-unreleased-9", "input": 1000000, "cache_read": 0, "cache_write": 0, "output": 0, "total": 1000000}])
+        );
+    }
+    let r = rows(&["--by", "model", &f]);
+    assert_eq!(by_model(&r, "claude-sonnet-4-5").get("cost_partial"), None, "a fully priced row is not partial");
+    let table = String::from_utf8(bin().args(["usage", &f]).output().unwrap().stdout).unwrap();
+    assert!(table.contains("~$3.0000*"), "{table}");
+    assert!(table.contains("partial cost: no price for claude-unreleased-9 (1,000,000 tokens)"), "{table}");
+    let csv = String::from_utf8(bin().args(["usage", "--csv", &f]).output().unwrap().stdout).unwrap();
+    assert!(csv.lines().last().unwrap().ends_with(",true,\"claude-unreleased-9 (1,000,000 tokens)\",true"), "{csv}");
+}
+
+#[test]
+fn a_codex_token_count_before_any_model_takes_the_sessions_model() {
+    let d = tempfile::tempdir().unwrap();
+    let tc = |at: &str, total: u64, last: u64| {
+        format!(
+            r#"{{"timestamp":"{at}","type":"event_msg","payload":{{"type":"token_count","info":{{"total_token_usage":{{"input_tokens":{total},"cached_input_tokens":0,"output_tokens":0,"reasoning_output_tokens":0,"total_tokens":{total}}},"last_token_usage":{{"input_tokens":{last},"cached_input_tokens":0,"output_tokens":0,"reasoning_output_tokens":0,"total_tokens":{last}}},"model_context_window":272000}}}}}}"#
+        )
+    };
+    let text = [
+        r#"{"timestamp":"2026-05-01T10:00:00.000Z","type":"session_meta","payload":{"id":"c1","timestamp":"2026-05-01T10:00:00.000Z","cwd":"/w","originator":"codex_cli_rs","cli_version":"0.58.0","source":"cli"}}"#.to_owned(),
+        tc("2026-05-01T10:00:01.000Z", 1_000_000, 1_000_000),
+        // The first turn ends before any model is named.
+        r#"{"timestamp":"2026-05-01T10:00:01.500Z","type":"event_msg","payload":{"type":"task_complete","turn_id":"t1","last_agent_message":"ok"}}"#.to_owned(),
+        r#"{"timestamp":"2026-05-01T10:00:02.000Z","type":"turn_context","payload":{"cwd":"/w","model":"gpt-5","approval_policy":"never"}}"#.to_owned(),
+        tc("2026-05-01T10:00:03.000Z", 2_000_000, 1_000_000),
+    ]
+    .join("\n")
+        + "\n";
+    let f = write(d.path(), "rollout-2026-05-01T10-00-00-c1.jsonl", &text);
+    let r = rows(&["--by", "model", &f]);
+    assert_eq!(r.len(), 2, "one model row and the totals: {r:?}");
+    let g = by_model(&r, "gpt-5");
+    assert_eq!(n(g, "input"), Some(2_000_000));
+    assert!(near(cost(g), 2.5), "{g}");
+    assert_eq!(r[1].get("cost_partial"), None);
+}
+
+#[test]
+fn csv_cells_that_a_spreadsheet_would_run_are_kept_as_text() {
+    let d = tempfile::tempdir().unwrap();
+    let u = r#"{"input_tokens":1,"cache_read_input_tokens":0,"cache_creation_input_tokens":0,"output_tokens":1}"#;
+    let text = ["=HYPERLINK(\"x\")", "+1", "-2", "@SUM(A1)", "\tx", "ok"]
+        .iter()
+        .enumerate()
+        .map(|(i, sid)| {
+            transcript(&sid.replace('"', "\\\""), &format!("m{i}"), "2026-05-01T10:00:00Z", "claude-sonnet-4-5", u)
+                .replace("\t", "\\t")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n";
+    let f = write(d.path(), "t.jsonl", &text);
+    let csv = String::from_utf8(bin().args(["usage", "--csv", &f]).output().unwrap().stdout).unwrap();
+    let firsts: Vec<&str> = csv.lines().skip(1).map(|l| l.split(',').next().unwrap()).collect();
+    assert_eq!(firsts, ["\"'=HYPERLINK(\"\"x\"\")\"", "'+1", "'-2", "'@SUM(A1)", "'\tx", "ok", ""], "{csv}");
+}
