@@ -124,8 +124,9 @@ pub struct DiagnosticsArgs {
 /// Options of `agentnorm usage`.
 #[derive(Debug, Args)]
 pub struct UsageArgs {
-    /// Files or folders; none walks ~/.claude/projects and ~/.codex/sessions (those that exist;
-    /// $CLAUDE_CONFIG_DIR and $CODEX_HOME are honoured); "-" reads stdin.
+    /// Files or folders; none walks ~/.claude/projects, ~/.config/claude/projects,
+    /// ~/.codex/sessions and ~/.codex/archived_sessions (those that exist; $CLAUDE_CONFIG_DIR,
+    /// comma-separated, and $CODEX_HOME are honoured); "-" reads stdin.
     pub paths: Vec<PathBuf>,
     /// One row per session (default), model or UTC day.
     #[arg(long, value_name = "GROUP", default_value = "session", value_parser = ["session", "model", "day"])]

@@ -237,21 +237,48 @@ fn html(args: &NormalizeArgs, filter: TypeFilter) -> Result<u8> {
     Ok(exit_code(args, unknown, failed, turn_failed))
 }
 
-/// Where `agentnorm usage` looks when given no path: the saved sessions of Claude Code and Codex
-/// (`$CLAUDE_CONFIG_DIR/projects` or `~/.claude/projects`, `$CODEX_HOME/sessions` or
-/// `~/.codex/sessions`), those that exist.
+/// Where `agentnorm usage` looks when given no path: the saved sessions of Claude Code and Codex,
+/// those that exist.
 fn default_usage_paths() -> Vec<PathBuf> {
-    let home = std::env::var_os("HOME").map(PathBuf::from);
-    let dir =
-        |var: &str, dot: &str| std::env::var_os(var).map(PathBuf::from).or_else(|| home.as_ref().map(|h| h.join(dot)));
-    [
-        dir("CLAUDE_CONFIG_DIR", ".claude").map(|d| d.join("projects")),
-        dir("CODEX_HOME", ".codex").map(|d| d.join("sessions")),
-    ]
-    .into_iter()
-    .flatten()
-    .filter(|p| p.is_dir())
-    .collect()
+    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+    usage_paths(env("HOME").map(PathBuf::from), env("CLAUDE_CONFIG_DIR"), env("CODEX_HOME"))
+        .into_iter()
+        .filter(|p| p.is_dir())
+        .collect()
+}
+
+/// Claude Code: every `projects` folder of `$CLAUDE_CONFIG_DIR` (comma-separated), else
+/// `~/.config/claude/projects` (newer builds) and `~/.claude/projects`; Codex: `sessions` and
+/// `archived_sessions` of `$CODEX_HOME`, else of `~/.codex` (archived copies are counted once by
+/// the report's dedupe).
+fn usage_paths(
+    home: Option<PathBuf>,
+    claude_config: Option<std::ffi::OsString>,
+    codex_home: Option<std::ffi::OsString>,
+) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    match claude_config {
+        Some(dirs) => {
+            for d in dirs.to_string_lossy().split(',').map(str::trim).filter(|d| !d.is_empty()) {
+                let d = PathBuf::from(d);
+                // The variable may name the config folder or its projects folder.
+                out.push(if d.ends_with("projects") { d } else { d.join("projects") });
+            }
+        }
+        None => {
+            if let Some(h) = &home {
+                out.push(h.join(".config/claude/projects"));
+                out.push(h.join(".claude/projects"));
+            }
+        }
+    }
+    let codex = codex_home.map(PathBuf::from).or_else(|| home.as_ref().map(|h| h.join(".codex")));
+    if let Some(c) = codex {
+        out.push(c.join("sessions"));
+        out.push(c.join("archived_sessions"));
+    }
+    out.dedup();
+    out
 }
 
 fn usage(args: UsageArgs) -> Result<u8> {
@@ -279,7 +306,10 @@ fn usage(args: UsageArgs) -> Result<u8> {
     let paths = if args.paths.is_empty() {
         let found = default_usage_paths();
         if found.is_empty() {
-            anyhow::bail!("no PATH given and neither ~/.claude/projects nor ~/.codex/sessions exists");
+            anyhow::bail!(
+                "no PATH given and no saved sessions found (~/.claude/projects, ~/.config/claude/projects, \
+                 $CLAUDE_CONFIG_DIR, ~/.codex/sessions, ~/.codex/archived_sessions, $CODEX_HOME)"
+            );
         }
         found
     } else {
@@ -303,14 +333,19 @@ fn usage(args: UsageArgs) -> Result<u8> {
     });
     progress.finish();
     let mut rep = if args.estimate { Report::estimating() } else { Report::default() };
+    let mut read = Vec::with_capacity(collected.len());
     for c in collected {
         match c {
-            Ok(u) => rep.add(u),
+            Ok(u) => read.push(u),
             Err(why) => {
                 eprintln!("agentnorm: {why}");
                 failed = true;
             }
         }
+    }
+    report::by_first_time(&mut read);
+    for u in read {
+        rep.add(u);
     }
     let (rows, totals) = rep.rows(&opts);
     let mut out = io::BufWriter::new(io::stdout().lock());

@@ -65,6 +65,8 @@ struct Request {
     message_id: Option<String>,
     model: Option<String>,
     at: Option<String>,
+    /// The time of the request's first line (the `usage` event's `at` is its last line's).
+    first_at: Option<String>,
     usage: Usage,
     subagent: bool,
 }
@@ -99,6 +101,9 @@ struct SessionState {
     last_total: Option<Usage>,
     /// Claude's running cost total, read into per-turn costs.
     cost: usage::RunningCost,
+    /// The time of the first model-side event (text, reasoning, tool call) since the last
+    /// request, main thread and subagents apart: the first line of the next request.
+    pending_first_at: [Option<String>; 2],
 }
 
 /// What one input contributed, before the dedupe across inputs: its turns in order.
@@ -106,6 +111,31 @@ struct SessionState {
 pub struct InputUsage {
     source: Option<String>,
     turns: Vec<Turn>,
+}
+
+impl InputUsage {
+    /// The earliest and latest times of its requests and turns (ms since the epoch).
+    pub fn span_ms(&self) -> Option<(i64, i64)> {
+        let parse = |at: &Option<String>| at.as_deref().and_then(crate::time::parse_rfc3339_ms);
+        self.turns
+            .iter()
+            .flat_map(|t| {
+                t.requests
+                    .iter()
+                    .flat_map(|r| [parse(&r.first_at), parse(&r.at)])
+                    .chain(std::iter::once(t.end.as_ref().and_then(|e| parse(&e.at))))
+            })
+            .flatten()
+            .fold(None, |acc: Option<(i64, i64)>, t| Some(acc.map_or((t, t), |(a, b)| (a.min(t), b.max(t)))))
+    }
+}
+
+/// Puts inputs in the order the report counts them: by when each started, then by when it
+/// ended (a fork or a resumed session starts with its parent's copied lines and goes on after
+/// it), stable (input order among equals, as for an archived copy), so that a request repeated
+/// in several logs counts for the session that made it first, whatever the paths are called.
+pub fn by_first_time(inputs: &mut [InputUsage]) {
+    inputs.sort_by_cached_key(|i| i.span_ms().unwrap_or((i64::MAX, i64::MAX)));
 }
 
 /// A [`Sink`] that collects one input's usage by session and turn. Feed it every event of one
@@ -204,14 +234,24 @@ impl Sink for Collector {
                 st.last_at.clone_from(&env.at);
             }
         }
+        let subagent = env.parent_tool_id.is_some() || env.sidechain == Some(true);
+        if matches!(ev, Event::OutputDelta { .. } | Event::Reasoning { .. } | Event::ToolStarted { .. })
+            && env.at.is_some()
+        {
+            let st = self.sessions.entry(env.session_id.clone()).or_default();
+            let slot = &mut st.pending_first_at[usize::from(subagent)];
+            if slot.is_none() {
+                slot.clone_from(&env.at);
+            }
+        }
         match ev {
             Event::SessionStarted { model: Some(m), .. } => {
                 self.sessions.entry(env.session_id.clone()).or_default().model = Some(m.clone());
             }
             Event::Usage { usage, model, message_id, .. } => {
-                let subagent = env.parent_tool_id.is_some() || env.sidechain == Some(true);
                 let i = self.open_turn(&env.session_id);
                 let st = self.sessions.entry(env.session_id.clone()).or_default();
+                let first_at = st.pending_first_at[usize::from(subagent)].take();
                 if model.is_some() && !subagent {
                     st.model.clone_from(model);
                 }
@@ -224,6 +264,7 @@ impl Sink for Collector {
                     message_id: message_id.clone(),
                     model: model.clone(),
                     at: env.at.clone(),
+                    first_at,
                     usage: Usage { context: None, ..*usage },
                     subagent,
                 });
@@ -420,27 +461,50 @@ impl Report {
 
     fn add_turn(&mut self, turn: Turn, session: usize) {
         let sid = turn.session.clone().unwrap_or_default();
+        let claude = matches!(turn.dialect, Some(Dialect::Claude | Dialect::ClaudeTranscript));
         let mut had_ids = false;
         let mut fresh = Vec::new();
         for r in turn.requests {
-            if let Some(mid) = &r.message_id {
+            let key = match (&r.message_id, &r.at) {
+                // Claude message ids are the API's, unique across sessions: a session forked or
+                // resumed into a new file repeats its parent's messages under a new session id.
+                (Some(mid), _) if claude => Some((String::new(), mid.clone())),
+                (Some(mid), _) => Some((sid.clone(), mid.clone())),
+                // No id (Codex rollouts): a copy of the same log (`archived_sessions`) repeats
+                // the same line at the same time with the same figures.
+                (None, Some(at)) if turn.session.is_some() => Some((sid.clone(), figures_key(at, &r.usage))),
+                (None, _) => None,
+            };
+            if let Some(key) = key {
                 had_ids = true;
-                if !self.counted.insert((sid.clone(), mid.clone())) {
+                if !self.counted.insert(key) {
                     continue;
                 }
             }
             fresh.push(r);
         }
+        // A turn with an aggregate and no requests (Codex exec): the same end, at the same
+        // time with the same figures, is a copy.
+        if fresh.is_empty()
+            && !had_ids
+            && turn.session.is_some()
+            && let Some(end) = &turn.end
+            && let (Some(at), Some(u)) = (&end.at, &end.usage)
+            && !self.counted.insert((sid.clone(), format!("turn {}", figures_key(at, u))))
+        {
+            return;
+        }
         let at_of = |at: &Option<String>| at.as_deref().and_then(crate::time::parse_rfc3339_ms);
         let Some(end) = turn.end.filter(|e| e.usage.is_some() || e.cost.is_some()) else {
             // No aggregate: the sum of the requests, each its own part.
             for r in fresh {
+                let at_ms = request_ms(&r);
                 let model = r.model.or_else(|| turn.model.clone());
                 let cost = estimate(&model, &r.usage);
                 self.parts.push(Part {
                     session,
                     model,
-                    at_ms: at_of(&r.at).or_else(|| at_of(&turn.last_at)),
+                    at_ms: at_ms.or_else(|| at_of(&turn.last_at)),
                     usage: r.usage,
                     requests: Some(1),
                     cost,
@@ -466,12 +530,13 @@ impl Report {
             // names several), and what the aggregate holds beyond them by the session's model.
             let rest = usage::minus(usage, main_sum);
             for r in main {
+                let at_ms = request_ms(&r);
                 let m = r.model.or_else(|| turn.model.clone());
                 let cost = estimate(&m, &r.usage);
                 self.parts.push(Part {
                     session,
                     model: m,
-                    at_ms: at_of(&r.at).or(at),
+                    at_ms: at_ms.or(at),
                     usage: r.usage,
                     requests: Some(1),
                     cost,
@@ -497,16 +562,10 @@ impl Report {
         }
         let reported = reported_cost.is_some();
         for r in sub {
+            let at_ms = request_ms(&r);
             let model = r.model.or_else(|| turn.model.clone());
             let cost = if reported { Cost::Covered } else { estimate(&model, &r.usage) };
-            self.parts.push(Part {
-                session,
-                model,
-                at_ms: at_of(&r.at).or(at),
-                usage: r.usage,
-                requests: Some(1),
-                cost,
-            });
+            self.parts.push(Part { session, model, at_ms: at_ms.or(at), usage: r.usage, requests: Some(1), cost });
         }
     }
 
@@ -553,6 +612,22 @@ impl Report {
         totals.totals = true;
         (rows, totals)
     }
+}
+
+/// When a request was made: its first line's time (ccusage dates requests so too), where that
+/// is at most an hour before its last line's; else its last line's.
+fn request_ms(r: &Request) -> Option<i64> {
+    let parse = |at: &Option<String>| at.as_deref().and_then(crate::time::parse_rfc3339_ms);
+    let last = parse(&r.at);
+    match (parse(&r.first_at), last) {
+        (Some(f), Some(l)) if f <= l && l - f <= 3_600_000 => Some(f),
+        _ => last,
+    }
+}
+
+/// A request's identity where the log gives it no id: its time and figures.
+fn figures_key(at: &str, u: &Usage) -> String {
+    format!("{at} {:?} {:?} {:?} {:?} {:?}", u.input, u.cache_read, u.cache_write, u.output, u.reasoning)
 }
 
 /// Whether any figure of `u` is above zero.

@@ -251,3 +251,115 @@ fn csv_cells_that_a_spreadsheet_would_run_are_kept_as_text() {
     let firsts: Vec<&str> = csv.lines().skip(1).map(|l| l.split(',').next().unwrap()).collect();
     assert_eq!(firsts, ["\"'=HYPERLINK(\"\"x\"\")\"", "'+1", "'-2", "'@SUM(A1)", "'\tx", "ok", ""], "{csv}");
 }
+
+fn transcript_u(sid: &str, mid: &str, at: &str, input: u64) -> String {
+    let u = format!(
+        r#"{{"input_tokens":{input},"cache_read_input_tokens":0,"cache_creation_input_tokens":0,"output_tokens":1}}"#
+    );
+    transcript(sid, mid, at, "claude-sonnet-4-5", &u)
+}
+
+#[test]
+fn a_forked_or_resumed_claude_session_counts_its_parents_messages_once_for_the_parent() {
+    let d = tempfile::tempdir().unwrap();
+    let parent =
+        [transcript_u("S1", "m1", "2026-05-01T10:00:00Z", 10), transcript_u("S1", "m2", "2026-05-01T10:05:00Z", 20)];
+    // The fork: a new session id, the parent's first message copied, then its own.
+    let fork =
+        [transcript_u("S2", "m1", "2026-05-01T10:00:00Z", 10), transcript_u("S2", "m3", "2026-05-01T11:00:00Z", 300)];
+    // Named so that the fork sorts first by path.
+    let f = write(d.path(), "a-fork.jsonl", &(fork.join("\n") + "\n"));
+    let p = write(d.path(), "z-parent.jsonl", &(parent.join("\n") + "\n"));
+    for args in [[&f, &p], [&p, &f]] {
+        let r = rows(&[args[0].as_str(), args[1].as_str()]);
+        assert_eq!(r.len(), 3, "{r:?}");
+        let s1 = r.iter().find(|x| x["session_id"] == "S1").unwrap();
+        let s2 = r.iter().find(|x| x["session_id"] == "S2").unwrap();
+        assert_eq!((n(s1, "input"), n(s1, "requests")), (Some(30), Some(2)), "{s1}");
+        assert_eq!((n(s2, "input"), n(s2, "requests")), (Some(300), Some(1)), "{s2}");
+        assert_eq!(n(r.last().unwrap(), "input"), Some(330));
+    }
+}
+
+fn rollout(id: &str) -> String {
+    let tc = |at: &str, total: u64, last: u64| {
+        format!(
+            r#"{{"timestamp":"{at}","type":"event_msg","payload":{{"type":"token_count","info":{{"total_token_usage":{{"input_tokens":{total},"cached_input_tokens":0,"output_tokens":0,"reasoning_output_tokens":0,"total_tokens":{total}}},"last_token_usage":{{"input_tokens":{last},"cached_input_tokens":0,"output_tokens":0,"reasoning_output_tokens":0,"total_tokens":{last}}},"model_context_window":272000}}}}}}"#
+        )
+    };
+    [
+        format!(r#"{{"timestamp":"2026-05-01T10:00:00.000Z","type":"session_meta","payload":{{"id":"{id}","timestamp":"2026-05-01T10:00:00.000Z","cwd":"/w","originator":"codex_cli_rs","cli_version":"0.58.0","source":"cli"}}}}"#),
+        r#"{"timestamp":"2026-05-01T10:00:00.500Z","type":"turn_context","payload":{"cwd":"/w","model":"gpt-5"}}"#.to_owned(),
+        tc("2026-05-01T10:00:01.000Z", 1000, 1000),
+        tc("2026-05-01T10:00:02.000Z", 3000, 2000),
+    ]
+    .join("\n")
+        + "\n"
+}
+
+#[test]
+fn default_paths_find_every_saved_session_folder_and_count_archived_copies_once() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let r = rollout("c-archived");
+    write(h, ".codex/sessions/2026/05/01/rollout-2026-05-01T10-00-00-c-archived.jsonl", &r);
+    write(h, ".codex/archived_sessions/rollout-2026-05-01T10-00-00-c-archived.jsonl", &r);
+    write(h, ".config/claude/projects/-w/s-new.jsonl", &(transcript_u("Snew", "n1", "2026-05-01T10:00:00Z", 7) + "\n"));
+    write(h, ".claude/projects/-w/s-old.jsonl", &(transcript_u("Sold", "o1", "2026-05-01T10:00:00Z", 5) + "\n"));
+    let out = bin()
+        .args(["usage", "--json"])
+        .env("HOME", h)
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("CODEX_HOME")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let r: Vec<Value> =
+        String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let sid = |s: &str| r.iter().find(|x| x["session_id"] == s).unwrap_or_else(|| panic!("{s} missing: {r:?}"));
+    assert_eq!(n(sid("c-archived"), "input"), Some(3000), "the archived copy is not counted again");
+    assert_eq!(n(sid("Snew"), "input"), Some(7), "~/.config/claude/projects");
+    assert_eq!(n(sid("Sold"), "input"), Some(5));
+    assert_eq!(n(r.last().unwrap(), "input"), Some(3012));
+}
+
+#[test]
+fn claude_config_dir_takes_a_comma_separated_list_and_codex_home_its_folder() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    write(p, "one/projects/-w/a.jsonl", &(transcript_u("A", "a1", "2026-05-01T10:00:00Z", 1) + "\n"));
+    write(p, "two/projects/-w/b.jsonl", &(transcript_u("B", "b1", "2026-05-01T10:00:00Z", 2) + "\n"));
+    write(p, "home/.claude/projects/-w/c.jsonl", &(transcript_u("C", "c1", "2026-05-01T10:00:00Z", 4) + "\n"));
+    write(p, "cx/archived_sessions/rollout-x.jsonl", &rollout("cx1"));
+    let dirs = format!("{},{}", p.join("one").display(), p.join("two").display());
+    let out = bin()
+        .args(["usage", "--json"])
+        .env("HOME", p.join("home"))
+        .env("CLAUDE_CONFIG_DIR", dirs)
+        .env("CODEX_HOME", p.join("cx"))
+        .output()
+        .unwrap();
+    let r: Vec<Value> =
+        String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let ids: Vec<&str> = r.iter().filter_map(|x| x["session_id"].as_str()).collect();
+    assert_eq!(ids.len(), 3, "{ids:?}");
+    for s in ["A", "B", "cx1"] {
+        assert!(ids.contains(&s), "{s} in {ids:?}");
+    }
+    assert!(!ids.contains(&"C"), "CLAUDE_CONFIG_DIR replaces ~/.claude");
+}
+
+#[test]
+fn a_request_is_dated_by_its_first_line() {
+    let d = tempfile::tempdir().unwrap();
+    // One message over two lines across midnight UTC: its first line is on May 1.
+    let first = transcript_u("S", "m1", "2026-05-01T23:59:50Z", 10);
+    let second = first
+        .replace("2026-05-01T23:59:50Z", "2026-05-02T00:00:10Z")
+        .replace(r#""uuid":"u-m1""#, r#""uuid":"u-m1b""#)
+        .replace(r#""output_tokens":1"#, r#""output_tokens":9"#);
+    let f = write(d.path(), "t.jsonl", &(first + "\n" + &second + "\n"));
+    let r = rows(&["--by", "day", &f]);
+    assert_eq!(r[0]["day"], "2026-05-01", "{r:?}");
+    assert_eq!(n(&r[0], "output"), Some(9), "the final output count");
+}
