@@ -56,8 +56,12 @@ pub enum Command {
     /// highest `level`, and `source` when all came from one file. `observed_at` is never written
     /// in this view.
     Diagnostics(DiagnosticsArgs),
-    /// Print the JSON Schema of the output events.
-    Schema,
+    /// Print the JSON Schema of the output events (or, with `usage`, of `usage --json` rows).
+    Schema {
+        /// `events` (default) or `usage`.
+        #[arg(value_parser = ["events", "usage"])]
+        of: Option<String>,
+    },
     /// Print a completion script for a shell (bash, zsh, fish, elvish, powershell).
     Completions {
         /// The shell.
@@ -128,15 +132,28 @@ pub struct UsageArgs {
     /// ~/.codex/sessions and ~/.codex/archived_sessions (those that exist; $CLAUDE_CONFIG_DIR,
     /// comma-separated, and $CODEX_HOME are honoured); "-" reads stdin.
     pub paths: Vec<PathBuf>,
-    /// One row per session (default), model or UTC day.
-    #[arg(long, value_name = "GROUP", default_value = "session", value_parser = ["session", "model", "day"])]
+    /// One row per session (default), project, day, week (from Monday), month, model, or
+    /// 5-hour billing block (gaps shown; the active block with its burn rate, projection and
+    /// the latest rate-limit readings).
+    #[arg(long, value_name = "GROUP", default_value = "session",
+          value_parser = ["session", "project", "day", "week", "month", "model", "block"])]
     pub by: String,
-    /// Count only usage at or after this time (RFC 3339, or YYYY-MM-DD for that day's start, UTC).
+    /// The time zone of days, weeks, months, block times and YYYY-MM-DD bounds (an IANA name
+    /// such as Europe/Paris, or UTC; default: the local zone).
+    #[arg(long, value_name = "ZONE")]
+    pub timezone: Option<String>,
+    /// Per-model rows inside each row.
+    #[arg(long)]
+    pub breakdown: bool,
+    /// Count only usage at or after this time (RFC 3339, or YYYY-MM-DD for that day's start).
     #[arg(long, value_name = "TIME")]
     pub since: Option<String>,
-    /// Count only usage at or before this time (RFC 3339, or YYYY-MM-DD for that whole day, UTC).
+    /// Count only usage at or before this time (RFC 3339, or YYYY-MM-DD for that whole day).
     #[arg(long, value_name = "TIME")]
     pub until: Option<String>,
+    /// "Now" for the active block (RFC 3339; for reproducible reports and tests).
+    #[arg(long, value_name = "TIME", hide = true)]
+    pub now: Option<String>,
     /// Write NDJSON, one object per row, then the totals row.
     #[arg(long, conflicts_with = "csv")]
     pub json: bool,

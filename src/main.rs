@@ -45,8 +45,11 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 
 fn run(cli: Cli) -> Result<u8> {
     match cli.command {
-        Some(Command::Schema) => {
-            let schema = serde_json::to_string_pretty(&Event::json_schema())?;
+        Some(Command::Schema { of }) => {
+            let schema = match of.as_deref() {
+                Some("usage") => serde_json::to_string_pretty(&agentnorm::report::row_schema())?,
+                _ => serde_json::to_string_pretty(&Event::json_schema())?,
+            };
             writeln!(io::stdout().lock(), "{schema}")?;
             Ok(0)
         }
@@ -281,21 +284,43 @@ fn usage_paths(
     out
 }
 
+/// The width the usage table must fit: `$COLUMNS` when set, else the terminal's when stdout is
+/// one, else none (a file or a pipe gets the full table).
+fn terminal_width() -> Option<usize> {
+    if let Some(n) = std::env::var("COLUMNS").ok().and_then(|c| c.trim().parse::<usize>().ok()).filter(|&n| n > 0) {
+        return Some(n);
+    }
+    if !io::stdout().is_terminal() {
+        return None;
+    }
+    // SAFETY: TIOCGWINSZ fills a winsize struct for the terminal on fd 1; nothing else is written.
+    let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
+    let ok = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) } == 0;
+    (ok && ws.ws_col > 0).then_some(usize::from(ws.ws_col))
+}
+
 fn usage(args: UsageArgs) -> Result<u8> {
     use agentnorm::report::{self, Collector, GroupBy, Report, ReportOptions};
+    let tz = match args.timezone.as_deref() {
+        None => jiff::tz::TimeZone::system(),
+        Some(name) => {
+            jiff::tz::TimeZone::get(name).with_context(|| format!("--timezone {name:?}: not a known time zone"))?
+        }
+    };
     let bound = |s: &Option<String>, end: bool, flag: &str| -> Result<Option<i64>> {
         s.as_deref()
-            .map(|s| report::parse_bound(s, end).with_context(|| format!("{flag} {s:?}: not RFC 3339 or YYYY-MM-DD")))
+            .map(|s| {
+                report::parse_bound_in(s, end, &tz).with_context(|| format!("{flag} {s:?}: not RFC 3339 or YYYY-MM-DD"))
+            })
             .transpose()
     };
     let opts = ReportOptions {
-        by: match args.by.as_str() {
-            "model" => GroupBy::Model,
-            "day" => GroupBy::Day,
-            _ => GroupBy::Session,
-        },
+        by: GroupBy::from_name(&args.by).unwrap_or_default(),
         since_ms: bound(&args.since, false, "--since")?,
         until_ms: bound(&args.until, true, "--until")?,
+        now_ms: bound(&args.now, false, "--now")?,
+        tz: Some(tz.clone()),
+        breakdown: args.breakdown,
     };
     if let Some(file) = &args.prices {
         let text = std::fs::read_to_string(file).with_context(|| format!("--prices {}", file.display()))?;
@@ -334,9 +359,12 @@ fn usage(args: UsageArgs) -> Result<u8> {
     progress.finish();
     let mut rep = if args.estimate { Report::estimating() } else { Report::default() };
     let mut read = Vec::with_capacity(collected.len());
-    for c in collected {
+    for (order, c) in collected.into_iter().enumerate() {
         match c {
-            Ok(u) => read.push(u),
+            Ok(mut u) => {
+                u.set_order(order);
+                read.push(u)
+            }
             Err(why) => {
                 eprintln!("agentnorm: {why}");
                 failed = true;
@@ -354,7 +382,7 @@ fn usage(args: UsageArgs) -> Result<u8> {
     } else if args.csv {
         report::write_csv(&mut out, opts.by, &rows, &totals)?;
     } else {
-        report::write_table(&mut out, opts.by, &rows, &totals)?;
+        report::write_table(&mut out, opts.by, &rows, &totals, terminal_width())?;
     }
     out.flush()?;
     Ok(if failed { 2 } else { 0 })

@@ -121,6 +121,12 @@ impl Prices {
     }
 }
 
+/// A model name without its release date (`claude-sonnet-4-5-20250929` → `claude-sonnet-4-5`),
+/// for narrow tables.
+pub fn without_version(name: &str) -> &str {
+    strip_version(name)
+}
+
 /// `name` without a trailing release date (`-20250929`, `-2025-08-07`) or `-latest`.
 fn strip_version(name: &str) -> &str {
     let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());

@@ -359,7 +359,193 @@ fn a_request_is_dated_by_its_first_line() {
         .replace(r#""uuid":"u-m1""#, r#""uuid":"u-m1b""#)
         .replace(r#""output_tokens":1"#, r#""output_tokens":9"#);
     let f = write(d.path(), "t.jsonl", &(first + "\n" + &second + "\n"));
-    let r = rows(&["--by", "day", &f]);
+    let r = rows(&["--by", "day", "--timezone", "UTC", &f]);
     assert_eq!(r[0]["day"], "2026-05-01", "{r:?}");
     assert_eq!(n(&r[0], "output"), Some(9), "the final output count");
+}
+
+#[test]
+fn days_weeks_and_months_are_in_the_chosen_time_zone() {
+    let d = tempfile::tempdir().unwrap();
+    // 2026-05-31T23:30Z is June 1 in Paris (UTC+2) and still May 31 in New York.
+    let f = write(d.path(), "t.jsonl", &(transcript_u("S", "m1", "2026-05-31T23:30:00Z", 10) + "\n"));
+    let key =
+        |by: &str, tz: &str, k: &str| rows(&["--by", by, "--timezone", tz, &f])[0][k].as_str().unwrap().to_owned();
+    assert_eq!(key("day", "UTC", "day"), "2026-05-31");
+    assert_eq!(key("day", "Europe/Paris", "day"), "2026-06-01");
+    assert_eq!(key("day", "America/New_York", "day"), "2026-05-31");
+    assert_eq!(key("month", "Europe/Paris", "month"), "2026-06");
+    assert_eq!(key("month", "UTC", "month"), "2026-05");
+    // 2026-05-31 is a Sunday: its week starts on Monday May 25; June 1 is a Monday.
+    assert_eq!(key("week", "UTC", "week"), "2026-05-25");
+    assert_eq!(key("week", "Europe/Paris", "week"), "2026-06-01");
+    // --since YYYY-MM-DD is that day's start in the zone.
+    assert_eq!(rows(&["--timezone", "Europe/Paris", "--since", "2026-06-01", &f]).len(), 2);
+    assert_eq!(rows(&["--timezone", "UTC", "--since", "2026-06-01", &f]).len(), 1, "only the totals row");
+    let out = bin().args(["usage", "--timezone", "Mars/Olympus", &f]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "an unknown zone is bad usage");
+}
+
+#[test]
+fn blocks_are_five_hours_from_the_first_requests_hour_with_gaps_shown() {
+    let d = tempfile::tempdir().unwrap();
+    let text = [
+        transcript_u("S", "m1", "2026-05-01T10:20:00Z", 100),
+        transcript_u("S", "m2", "2026-05-01T14:59:00Z", 200), // same block (10:00–15:00)
+        transcript_u("S", "m3", "2026-05-01T15:10:00Z", 400), // a new block at 15:00
+        transcript_u("S", "m4", "2026-05-02T01:30:00Z", 800), // after a gap: 20:00–01:00
+    ]
+    .join("\n")
+        + "\n";
+    let f = write(d.path(), "t.jsonl", &text);
+    let r = rows(&["--by", "block", "--timezone", "UTC", "--now", "2026-05-10T00:00:00Z", &f]);
+    let starts: Vec<&str> = r.iter().filter_map(|x| x["block_start"].as_str()).collect();
+    assert_eq!(
+        starts,
+        [
+            "2026-05-01T10:00:00+00:00",
+            "2026-05-01T15:00:00+00:00",
+            "2026-05-01T20:00:00+00:00",
+            "2026-05-02T01:00:00+00:00"
+        ],
+        "{r:?}"
+    );
+    assert_eq!(n(&r[0], "input"), Some(300));
+    assert_eq!(n(&r[1], "input"), Some(400));
+    assert_eq!(r[2]["gap"], true);
+    assert_eq!(r[2]["block_end"], "2026-05-02T01:00:00+00:00");
+    assert_eq!(n(&r[3], "input"), Some(800));
+    assert!(r.iter().all(|x| x.get("active").is_none()), "nothing is active on May 10");
+    assert_eq!(n(r.last().unwrap(), "input"), Some(1500));
+    // A block holds requests until 5 hours pass without one, from its first request's hour.
+    let r = rows(&["--by", "block", "--timezone", "Asia/Kolkata", "--now", "2026-05-10T00:00:00Z", &f]);
+    assert_eq!(r[0]["block_start"], "2026-05-01T15:30:00+05:30", "floored to the UTC hour, shown in the zone");
+}
+
+#[test]
+fn the_active_block_has_its_burn_rate_projection_and_the_latest_rate_limits() {
+    let d = tempfile::tempdir().unwrap();
+    let text =
+        [transcript_u("S", "m1", "2026-05-01T10:00:00Z", 1000), transcript_u("S", "m2", "2026-05-01T10:10:00Z", 1000)]
+            .join("\n")
+            + "\n";
+    let f = write(d.path(), "t.jsonl", &text);
+    let limits = [
+        r#"{"type":"system","subtype":"init","session_id":"L","model":"claude-sonnet-4-5","tools":[],"uuid":"i"}"#,
+        r#"{"type":"rate_limit_event","rate_limit_info":{"status":"allowed","resetsAt":1777644000,"rateLimitType":"five_hour","utilization":0.25},"uuid":"r1","session_id":"L","timestamp":"2026-05-01T10:01:00Z"}"#,
+        r#"{"type":"rate_limit_event","rate_limit_info":{"status":"allowed_warning","resetsAt":1777644000,"rateLimitType":"five_hour","utilization":0.8},"uuid":"r2","session_id":"L","timestamp":"2026-05-01T10:09:00Z"}"#,
+    ];
+    let l = write(d.path(), "l.jsonl", &(limits.join("\n") + "\n"));
+    let r = rows(&["--by", "block", "--timezone", "UTC", "--now", "2026-05-01T11:00:00Z", &f, &l]);
+    let b = &r[0];
+    assert_eq!(b["active"], true, "{b}");
+    let burn = &b["burn"];
+    // 2002 tokens over 10 minutes; 4 hours left.
+    assert_eq!(burn["tokens_per_minute"].as_f64(), Some(200.2), "{burn}");
+    assert_eq!(burn["minutes_left"], 240);
+    assert_eq!(burn["projected_total"], 2002 + 200 * 240 + 48);
+    assert!(burn["projected_cost_usd"].as_f64().unwrap() > cost(b).unwrap());
+    let rl = b["rate_limits"].as_array().expect("rate limits beside the block");
+    assert_eq!(rl.len(), 1, "{rl:?}");
+    assert_eq!(rl[0]["status"], "allowed_warning", "the latest reading: {rl:?}");
+    let table = String::from_utf8(
+        bin()
+            .args(["usage", "--by", "block", "--timezone", "UTC", "--now", "2026-05-01T11:00:00Z", &f, &l])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    assert!(table.contains("active block: 4h00m left; burn 200 tokens/min"), "{table}");
+    assert!(table.contains("rate limits: five_hour"), "{table}");
+}
+
+#[test]
+fn breakdown_puts_per_model_rows_inside_each_row() {
+    let d = tempfile::tempdir().unwrap();
+    let u = r#"{"input_tokens":10,"cache_read_input_tokens":0,"cache_creation_input_tokens":0,"output_tokens":1}"#;
+    let text = [
+        transcript("S", "m1", "2026-05-01T10:00:00Z", "claude-sonnet-4-5", u),
+        transcript("S", "m2", "2026-05-01T10:01:00Z", "claude-haiku-4-5", u),
+        transcript("S", "m3", "2026-05-01T10:02:00Z", "claude-haiku-4-5", u),
+    ]
+    .join("\n")
+        + "\n";
+    let f = write(d.path(), "t.jsonl", &text);
+    let r = rows(&["--by", "day", "--breakdown", &f]);
+    let models = r[0]["models"].as_array().unwrap();
+    assert_eq!(models.len(), 2);
+    assert_eq!((models[0]["model"].as_str(), n(&models[0], "input")), (Some("claude-haiku-4-5"), Some(20)));
+    assert_eq!((models[1]["model"].as_str(), n(&models[1], "input")), (Some("claude-sonnet-4-5"), Some(10)));
+    assert_eq!(r.last().unwrap()["models"].as_array().unwrap().len(), 2, "the totals too");
+    let csv =
+        String::from_utf8(bin().args(["usage", "--csv", "--by", "day", "--breakdown", &f]).output().unwrap().stdout)
+            .unwrap();
+    assert!(csv.lines().next().unwrap().starts_with("day,model,input"), "{csv}");
+    assert_eq!(csv.lines().filter(|l| l.contains(",claude-haiku-4-5,20,")).count(), 2, "{csv}");
+}
+
+#[test]
+fn the_table_fits_an_80_column_terminal() {
+    let d = tempfile::tempdir().unwrap();
+    let deep = "projects/-home-someone-with-a-long-name-src-github-com-org-repository-name";
+    let mut text = String::new();
+    for i in 0..3 {
+        text.push_str(
+            &(transcript_u(
+                &format!("0f1e2d3c-4b5a-6978-8899-aabbccddee{i:02}"),
+                &format!("m{i}"),
+                "2026-05-01T10:00:00Z",
+                123_456_789,
+            ) + "\n"),
+        );
+    }
+    // A session id in CJK: two display columns per character.
+    text.push_str(
+        &(transcript_u("会话会话会话会话会话会话会话会话会话会话会话会话", "mz", "2026-05-01T10:00:00Z", 5) + "\n"),
+    );
+    let f = write(&d.path().join(deep), "0f1e2d3c-4b5a-6978-8899-aabbccddee00.jsonl", &text);
+    for by in ["session", "project", "day", "model", "block"] {
+        for breakdown in [false, true] {
+            let mut cmd = bin();
+            cmd.args(["usage", "--by", by]).env("COLUMNS", "80");
+            if breakdown {
+                cmd.arg("--breakdown");
+            }
+            let table = String::from_utf8(cmd.arg(&f).output().unwrap().stdout).unwrap();
+            for line in table.lines() {
+                let w = unicode_width::UnicodeWidthStr::width(line);
+                assert!(w <= 80, "--by {by} (breakdown {breakdown}): {w} columns:\n{table}");
+            }
+            assert!(table.contains("COST"), "--by {by}: the cost column is kept:\n{table}");
+        }
+    }
+    // Wide enough: the full table with the full source.
+    let wide = String::from_utf8(bin().args(["usage", &f]).env("COLUMNS", "400").output().unwrap().stdout).unwrap();
+    assert!(wide.contains("CACHE_WRITE") && wide.contains(deep), "{wide}");
+}
+
+#[test]
+fn schema_usage_describes_the_json_rows() {
+    let out = bin().args(["schema", "usage"]).output().unwrap();
+    let schema: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let props = schema["properties"].as_object().unwrap();
+    for k in [
+        "session_id",
+        "project",
+        "day",
+        "week",
+        "month",
+        "block_start",
+        "cost_usd",
+        "cost_partial",
+        "unpriced",
+        "burn",
+        "rate_limits",
+        "models",
+        "input",
+        "cache_write_1h",
+    ] {
+        assert!(props.contains_key(k), "{k} missing from {props:?}");
+    }
 }
