@@ -76,6 +76,38 @@ pub enum Command {
     /// Report deduplicated token usage and cost per session, model or day.
     #[command(after_help = USAGE_HELP)]
     Usage(UsageArgs),
+    /// One status line for Claude Code: model, session cost, today's cost, the 5-hour block's
+    /// cost and time left, context used, rate-limit headroom.
+    #[command(after_help = STATUSLINE_HELP)]
+    Statusline(StatuslineArgs),
+}
+
+const STATUSLINE_HELP: &str = "Claude Code runs the statusLine command of its settings after each message, with a JSON
+object on stdin, and shows the line it prints. Install it in ~/.claude/settings.json:
+
+  {
+    \"statusLine\": { \"type\": \"command\", \"command\": \"agentnorm statusline\", \"padding\": 0 }
+  }
+
+It prints, for example:
+  Opus 4.6 · session $1.23 · today ~$8.40 · block ~$3.10 (2h14m left) · ctx 46% (92.0k/200.0k) · 5h 38% used
+
+The session cost is the one Claude Code passes (cost.total_cost_usd), else the report's; today
+and the block are read from the saved sessions modified in the last 24 hours (~ marks an
+estimate, * a partial cost); the context is the status JSON's or the transcript's last request;
+the rate limits are the status JSON's or the logs' latest readings.";
+
+/// Options of `agentnorm statusline`.
+#[derive(Debug, Args)]
+pub struct StatuslineArgs {
+    /// Logs to read instead of the saved sessions (the same defaults as `usage`).
+    pub paths: Vec<PathBuf>,
+    /// The time zone of "today" (default: the local zone).
+    #[arg(long, value_name = "ZONE")]
+    pub timezone: Option<String>,
+    /// "Now" (RFC 3339; for tests).
+    #[arg(long, value_name = "TIME", hide = true)]
+    pub now: Option<String>,
 }
 
 const USAGE_HELP: &str = concat!(

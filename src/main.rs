@@ -9,6 +9,7 @@ mod mapped;
 mod pipes;
 mod progress;
 mod readahead;
+mod statusline;
 
 use std::io::{self, IsTerminal as _, Write};
 use std::path::PathBuf;
@@ -75,6 +76,7 @@ fn run(cli: Cli) -> Result<u8> {
         Some(Command::Detect { paths }) => detect(&paths),
         Some(Command::Diagnostics(args)) => diagnostics(&args),
         Some(Command::Usage(args)) => usage(args),
+        Some(Command::Statusline(args)) => statusline::run(args),
         None => normalize(cli.norm),
     }
 }
@@ -299,8 +301,47 @@ fn terminal_width() -> Option<usize> {
     (ok && ws.ws_col > 0).then_some(usize::from(ws.ws_col))
 }
 
+/// Reads every input into its usage (in parallel; the order of the result is the inputs'). An
+/// input that could not be read whole is reported on stderr, sets `failed`, and is left out.
+fn read_usage(
+    inputs: &[Input],
+    dialect: Option<Dialect>,
+    threads: usize,
+    show_progress: bool,
+    failed: &mut bool,
+) -> Vec<agentnorm::report::InputUsage> {
+    use agentnorm::report::{Collector, InputUsage};
+    let mut progress = progress::Progress::start(inputs.len(), show_progress);
+    let counters = progress.counters();
+    let collected = exec::map_inputs(inputs, threads, |input| -> Result<InputUsage, String> {
+        let _done = counters.as_deref().map(progress::Counters::done_on_drop);
+        let options = Options { dialect, observed_at: false, ..Options::default() };
+        let mut collector = Collector::new(input.source());
+        // A partly read input is not reported: its totals would be short.
+        if let (_, Some(why)) = exec::feed_input(input, &options, counters.as_deref(), &mut collector) {
+            return Err(why);
+        }
+        Ok(collector.finish())
+    });
+    progress.finish();
+    let mut read = Vec::with_capacity(collected.len());
+    for (order, c) in collected.into_iter().enumerate() {
+        match c {
+            Ok(mut u) => {
+                u.set_order(order);
+                read.push(u)
+            }
+            Err(why) => {
+                eprintln!("agentnorm: {why}");
+                *failed = true;
+            }
+        }
+    }
+    read
+}
+
 fn usage(args: UsageArgs) -> Result<u8> {
-    use agentnorm::report::{self, Collector, GroupBy, Report, ReportOptions};
+    use agentnorm::report::{self, GroupBy, Report, ReportOptions};
     let tz = match args.timezone.as_deref() {
         None => jiff::tz::TimeZone::system(),
         Some(name) => {
@@ -344,33 +385,8 @@ fn usage(args: UsageArgs) -> Result<u8> {
     let inputs = input::expand(&paths, &mut failed);
     let dialect = args.dialect.as_deref().and_then(Dialect::from_name);
     let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let mut progress = progress::Progress::start(inputs.len(), true);
-    let counters = progress.counters();
-    let collected = exec::map_inputs(&inputs, threads, |input| -> Result<report::InputUsage, String> {
-        let _done = counters.as_deref().map(progress::Counters::done_on_drop);
-        let options = Options { dialect, observed_at: false, ..Options::default() };
-        let mut collector = Collector::new(input.source());
-        // A partly read input is not reported: its totals would be short.
-        if let (_, Some(why)) = exec::feed_input(input, &options, counters.as_deref(), &mut collector) {
-            return Err(why);
-        }
-        Ok(collector.finish())
-    });
-    progress.finish();
     let mut rep = if args.estimate { Report::estimating() } else { Report::default() };
-    let mut read = Vec::with_capacity(collected.len());
-    for (order, c) in collected.into_iter().enumerate() {
-        match c {
-            Ok(mut u) => {
-                u.set_order(order);
-                read.push(u)
-            }
-            Err(why) => {
-                eprintln!("agentnorm: {why}");
-                failed = true;
-            }
-        }
-    }
+    let mut read = read_usage(&inputs, dialect, threads, true, &mut failed);
     report::by_first_time(&mut read);
     for u in read {
         rep.add(u);

@@ -549,3 +549,42 @@ fn schema_usage_describes_the_json_rows() {
         assert!(props.contains_key(k), "{k} missing from {props:?}");
     }
 }
+
+#[test]
+fn statusline_prints_one_line_from_claude_codes_status_json() {
+    use std::io::Write as _;
+    let d = tempfile::tempdir().unwrap();
+    let text = [
+        transcript_u("S1", "m1", "2026-05-01T09:00:00Z", 2_900_000),
+        transcript_u("S1", "m2", "2026-05-01T11:30:00Z", 100_000),
+    ]
+    .join("\n")
+        + "\n";
+    let t = write(d.path(), "projects/-w/S1.jsonl", &text);
+    let status = serde_json::json!({
+        "session_id": "S1",
+        "transcript_path": t,
+        "model": {"id": "claude-sonnet-4-5", "display_name": "Sonnet 4.5"},
+        "cost": {"total_cost_usd": 1.5},
+        "rate_limits": {"five_hour": {"used_percentage": 38.0}}
+    });
+    let mut child = bin()
+        .args(["statusline", "--timezone", "UTC", "--now", "2026-05-01T12:00:00Z"])
+        .arg(d.path().join("projects"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(status.to_string().as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let line = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(line.lines().count(), 1, "{line}");
+    // Today: 3M input tokens of Sonnet 4.5 at $3 per million (+ 2 output tokens).
+    assert!(line.starts_with("Sonnet 4.5 · session $1.50 · today ~$9.00 · "), "{line}");
+    // The block 09:00–14:00 holds both; 2 hours left at noon.
+    assert!(line.contains("block ~$9.00 (2h00m left)"), "{line}");
+    // The last request's context: 100k of 200k.
+    assert!(line.contains("ctx 50% (100.0k/200.0k)"), "{line}");
+    assert!(line.ends_with("5h 38% used\n"), "{line}");
+}
