@@ -45,6 +45,21 @@ const SNAPSHOT: &str = include_str!("../data/litellm-prices.json");
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Entry {
     keys: HashMap<String, f64>,
+    /// The rates by tier, worked out once: `[standard, long context] × [standard, priority,
+    /// flex]` (pricing runs once per request).
+    rates: [[Rates; 3]; 2],
+    /// The long-context threshold, tokens.
+    threshold: Option<u64>,
+}
+
+/// One tier's rates, USD per token.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct Rates {
+    input: f64,
+    output: f64,
+    read: f64,
+    write5: f64,
+    write1h: f64,
 }
 
 /// What went wrong reading a `--prices` file.
@@ -86,7 +101,7 @@ impl Prices {
             if !keys.contains_key("input_cost_per_token") && !keys.contains_key("output_cost_per_token") {
                 continue;
             }
-            self.models.insert(name.to_ascii_lowercase(), Entry { keys });
+            self.models.insert(name.to_ascii_lowercase(), Entry::new(keys));
             n += 1;
         }
         self.resolved.lock().unwrap_or_else(|e| e.into_inner()).clear();
@@ -96,7 +111,11 @@ impl Prices {
     /// The entry a model name resolves to (see the module docs).
     pub fn entry(&self, model: &str) -> Option<&Entry> {
         let mut memo = self.resolved.lock().unwrap_or_else(|e| e.into_inner());
-        let key = memo.entry(model.to_owned()).or_insert_with(|| self.resolve(model)).clone();
+        if let Some(k) = memo.get(model) {
+            return k.as_deref().and_then(|k| self.models.get(k));
+        }
+        let key = self.resolve(model);
+        memo.insert(model.to_owned(), key.clone());
         drop(memo);
         key.and_then(|k| self.models.get(&k))
     }
@@ -155,13 +174,45 @@ fn strip_version(name: &str) -> &str {
 }
 
 impl Entry {
+    fn new(keys: HashMap<String, f64>) -> Entry {
+        let mut e = Entry { keys, rates: Default::default(), threshold: None };
+        e.threshold = e.find_threshold();
+        let long = e.threshold.map(|t| format!("_above_{}k_tokens", t / 1000)).unwrap_or_default();
+        for (li, l) in [String::new(), long].iter().enumerate() {
+            for (si, svc) in ["", "_priority", "_flex"].iter().enumerate() {
+                e.rates[li][si] = e.work_out(l, svc);
+            }
+        }
+        e
+    }
+
+    fn work_out(&self, long: &str, svc: &str) -> Rates {
+        let input = self.rate("input_cost_per_token", long, svc).unwrap_or(0.0);
+        let write5 = self.rate("cache_creation_input_token_cost", long, svc);
+        Rates {
+            input,
+            output: self.rate("output_cost_per_token", long, svc).unwrap_or(0.0),
+            read: self.rate("cache_read_input_token_cost", long, svc).unwrap_or(input),
+            write1h: self
+                .rate("cache_creation_input_token_cost_above_1hr", long, svc)
+                .or_else(|| write5.map(|_| 2.0 * input))
+                .unwrap_or(input),
+            write5: write5.unwrap_or(input),
+        }
+    }
+
     fn get(&self, key: &str) -> Option<f64> {
         self.keys.get(key).copied()
     }
 
     /// The long-context threshold (tokens) of the model's `input_cost_per_token_above_<N>k_tokens`
     /// key, the smallest when there are several.
+    #[cfg(test)]
     fn threshold(&self) -> Option<u64> {
+        self.threshold
+    }
+
+    fn find_threshold(&self) -> Option<u64> {
         self.keys
             .keys()
             .filter_map(|k| {
@@ -186,26 +237,19 @@ impl Entry {
             (u.input.unwrap_or(0), u.cache_read.unwrap_or(0), u.cache_write.unwrap_or(0), u.output.unwrap_or(0));
         let w1h = u.cache_write_1h.unwrap_or(0).min(w);
         let prompt = i.saturating_add(r).saturating_add(w);
-        let long = match self.threshold() {
-            Some(t) if per_request && prompt > t => format!("_above_{}k_tokens", t / 1000),
-            _ => String::new(),
-        };
+        let long = usize::from(per_request && self.threshold.is_some_and(|t| prompt > t));
         let svc = match u.service_tier {
-            Some(ServiceTier::Priority) => "_priority",
-            Some(ServiceTier::Flex) => "_flex",
+            Some(ServiceTier::Priority) => 1,
+            Some(ServiceTier::Flex) => 2,
             // LiteLLM's `_batches` keys price the Batch API, not what an agent CLI runs.
-            Some(ServiceTier::Batch) | None => "",
+            Some(ServiceTier::Batch) | None => 0,
         };
-        let input = self.rate("input_cost_per_token", &long, svc).unwrap_or(0.0);
-        let output = self.rate("output_cost_per_token", &long, svc).unwrap_or(0.0);
-        let read = self.rate("cache_read_input_token_cost", &long, svc).unwrap_or(input);
-        let write5 = self.rate("cache_creation_input_token_cost", &long, svc);
-        let write1h = self
-            .rate("cache_creation_input_token_cost_above_1hr", &long, svc)
-            .or_else(|| write5.map(|_| 2.0 * input))
-            .unwrap_or(input);
-        let write5 = write5.unwrap_or(input);
-        i as f64 * input + r as f64 * read + (w - w1h) as f64 * write5 + w1h as f64 * write1h + o as f64 * output
+        let x = self.rates[long][svc];
+        i as f64 * x.input
+            + r as f64 * x.read
+            + (w - w1h) as f64 * x.write5
+            + w1h as f64 * x.write1h
+            + o as f64 * x.output
     }
 }
 

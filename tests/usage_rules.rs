@@ -588,3 +588,13 @@ fn statusline_prints_one_line_from_claude_codes_status_json() {
     assert!(line.contains("ctx 50% (100.0k/200.0k)"), "{line}");
     assert!(line.ends_with("5h 38% used\n"), "{line}");
 }
+
+#[test]
+fn a_usage_object_written_with_spaces_still_counts() {
+    let d = tempfile::tempdir().unwrap();
+    let line = transcript_u("S", "m1", "2026-05-01T10:00:00Z", 42).replace(r#""usage":{"#, r#""usage" :  {"#);
+    assert!(line.contains(r#""usage" :  {"#));
+    let f = write(d.path(), "t.jsonl", &(line + "\n"));
+    let r = rows(&[&f]);
+    assert_eq!(n(&r[0], "input"), Some(42), "{r:?}");
+}
