@@ -212,7 +212,7 @@ impl Collector {
     ) {
         let env = ev.env();
         let i = self.open_turn(&env.session_id);
-        let st = self.sessions.entry(env.session_id.clone()).or_default();
+        let st = state(&mut self.sessions, &env.session_id);
         let usage = match (usage, scope) {
             (Some(total), Some(UsageScope::Session)) => {
                 let delta = match st.last_total {
@@ -240,11 +240,20 @@ impl Collector {
     }
 }
 
+/// The state of a session, made on first sight (looked up without cloning the id: this runs
+/// for every event).
+fn state<'a>(sessions: &'a mut HashMap<Option<String>, SessionState>, id: &Option<String>) -> &'a mut SessionState {
+    if !sessions.contains_key(id) {
+        sessions.insert(id.clone(), SessionState::default());
+    }
+    sessions.get_mut(id).expect("just inserted")
+}
+
 impl Sink for Collector {
     fn event(&mut self, ev: &Event) {
         let env = ev.env();
         {
-            let st = self.sessions.entry(env.session_id.clone()).or_default();
+            let st = state(&mut self.sessions, &env.session_id);
             if st.dialect.is_none() {
                 st.dialect = env.dialect;
             }
@@ -256,7 +265,7 @@ impl Sink for Collector {
         if matches!(ev, Event::OutputDelta { .. } | Event::Reasoning { .. } | Event::ToolStarted { .. })
             && env.at.is_some()
         {
-            let st = self.sessions.entry(env.session_id.clone()).or_default();
+            let st = state(&mut self.sessions, &env.session_id);
             let slot = &mut st.pending_first_at[usize::from(subagent)];
             if slot.is_none() {
                 slot.clone_from(&env.at);
@@ -264,7 +273,7 @@ impl Sink for Collector {
         }
         match ev {
             Event::SessionStarted { model, cwd, .. } => {
-                let st = self.sessions.entry(env.session_id.clone()).or_default();
+                let st = state(&mut self.sessions, &env.session_id);
                 if model.is_some() {
                     st.model.clone_from(model);
                 }
@@ -284,7 +293,7 @@ impl Sink for Collector {
             }
             Event::Usage { usage, model, message_id, .. } => {
                 let i = self.open_turn(&env.session_id);
-                let st = self.sessions.entry(env.session_id.clone()).or_default();
+                let st = state(&mut self.sessions, &env.session_id);
                 let first_at = st.pending_first_at[usize::from(subagent)].take();
                 if model.is_some() && !subagent {
                     st.model.clone_from(model);
