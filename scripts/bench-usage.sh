@@ -10,8 +10,8 @@
 # $CCUSAGE, else installed once with npm into ${XDG_CACHE_HOME:-$HOME/.cache}/agentnorm-bench
 # (ccusage@20.0.24: its npm package is a launcher for the native @ccusage/ccusage-<os>-<arch>
 # binary, which is what is timed; 20.0.26 has no linux-x64 binary published).
-# ccusage reads only Claude logs: both tools are pointed at the home's .claude/projects, so that
-# they read the same bytes; agentnorm's time over the whole home (Claude + Codex) is printed too.
+# ccusage 20 reads Claude and Codex logs (its `daily` rows say `"agent":"all"`): both tools read
+# the whole home (HOME, CLAUDE_CONFIG_DIR, CODEX_HOME point into it; agentnorm given no path).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
@@ -54,9 +54,9 @@ for report in session daily; do
   by=$([ $report = daily ] && echo day || echo session)
   drop; run "ccusage $report --json --offline (cold)" "$ccusage" $report --json --offline; c_cold=$(cat /tmp/bench-usage.last)
   run "ccusage $report --json --offline (warm)" "$ccusage" $report --json --offline; c_warm=$(cat /tmp/bench-usage.last)
-  drop; run "agentnorm usage --by $by --json (cold)" "$bin" usage --by "$by" --json "$projects"; a_cold=$(cat /tmp/bench-usage.last)
-  run "agentnorm usage --by $by --json (warm)" "$bin" usage --by "$by" --json "$projects"; a_warm=$(cat /tmp/bench-usage.last)
-  run "agentnorm usage --by $by -j1 (warm)" "$bin" usage --by "$by" --json -j1 "$projects"
+  drop; run "agentnorm usage --by $by --json (cold)" "$bin" usage --by "$by" --json; a_cold=$(cat /tmp/bench-usage.last)
+  run "agentnorm usage --by $by --json (warm)" "$bin" usage --by "$by" --json; a_warm=$(cat /tmp/bench-usage.last)
+  run "agentnorm usage --by $by -j1 (warm)" "$bin" usage --by "$by" --json -j1
   echo "  $report: ccusage/agentnorm cold $(ratio "$c_cold" "$a_cold")x, warm $(ratio "$c_warm" "$a_warm")x; agentnorm warm/cold $(ratio "$a_warm" "$a_cold")"
 done
-run "agentnorm usage --by day (whole home: Claude + Codex)" "$bin" usage --by day --json
+run "agentnorm usage --by day, Claude logs only" "$bin" usage --by day --json "$projects"
