@@ -3,13 +3,8 @@
 //! `--help`).
 
 mod cli;
-mod exec;
-mod input;
-mod mapped;
-mod pipes;
-mod progress;
-mod readahead;
-mod statusline;
+
+use cli::{exec, input, pipes, progress};
 
 use std::io::{self, IsTerminal as _, Write};
 use std::path::PathBuf;
@@ -17,18 +12,31 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-use agentnorm::coalesce::Coalescer;
-use agentnorm::html::HtmlSink;
-use agentnorm::normalize::TypeFilter;
-use agentnorm::render::{ColorMode, Terminal};
+use agentnorm::TypeFilter;
+use agentnorm::sink::coalesce::Coalescer;
+use agentnorm::view::html::HtmlSink;
+use agentnorm::view::{ColorMode, Terminal};
 use agentnorm::{Dialect, Event, NdjsonSink, Options};
 use anyhow::{Context, Result};
 use clap::{CommandFactory as _, Parser as _};
 
-use cli::{Cli, Command, DiagnosticsArgs, Format, NormalizeArgs, UsageArgs};
+use cli::{Cli, Command, DiagnosticsArgs, Format, NormalizeArgs};
 use input::Input;
 
 fn main() -> ExitCode {
+    // AGENTNORM_SIMD, read once before anything is scanned (agentnorm::simd).
+    match agentnorm::simd::from_env() {
+        Ok(choice) => {
+            if let Some(note) = &choice.note {
+                eprintln!("agentnorm: {note}");
+            }
+            agentnorm::simd::force(choice.level);
+        }
+        Err(e) => {
+            eprintln!("agentnorm: {e}");
+            return ExitCode::from(2);
+        }
+    }
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => ExitCode::from(code),
@@ -48,7 +56,7 @@ fn run(cli: Cli) -> Result<u8> {
     match cli.command {
         Some(Command::Schema { of }) => {
             let schema = match of.as_deref() {
-                Some("usage") => serde_json::to_string_pretty(&agentnorm::report::row_schema())?,
+                Some("usage") => serde_json::to_string_pretty(&agentnorm::sink::report::row_schema())?,
                 _ => serde_json::to_string_pretty(&Event::json_schema())?,
             };
             writeln!(io::stdout().lock(), "{schema}")?;
@@ -74,9 +82,10 @@ fn run(cli: Cli) -> Result<u8> {
             Ok(0)
         }
         Some(Command::Detect { paths }) => detect(&paths),
+        Some(Command::Survey(args)) => cli::survey::run(&args),
         Some(Command::Diagnostics(args)) => diagnostics(&args),
-        Some(Command::Usage(args)) => usage(args),
-        Some(Command::Statusline(args)) => statusline::run(args),
+        Some(Command::Usage(args)) => cli::usage::run(args),
+        Some(Command::Statusline(args)) => cli::statusline::run(args),
         None => normalize(cli.norm),
     }
 }
@@ -85,9 +94,7 @@ fn detect(paths: &[PathBuf]) -> Result<u8> {
     let mut failed = false;
     let mut stdout = io::stdout().lock();
     for input in input::expand(paths, &mut failed) {
-        match input::open(&input, agentnorm::normalize::DEFAULT_MAX_LINE_BYTES)
-            .and_then(agentnorm::detect::first_dialect)
-        {
+        match input::open(&input, agentnorm::DEFAULT_MAX_LINE_BYTES).and_then(agentnorm::first_dialect) {
             Ok(d) => writeln!(stdout, "{}\t{}", d.map_or("unknown", Dialect::as_str), input.name())?,
             Err(e) => {
                 eprintln!("agentnorm: {}: {e}", input.name());
@@ -104,13 +111,7 @@ fn diagnostics(args: &DiagnosticsArgs) -> Result<u8> {
     let mut failed = false;
     let filter = TypeFilter::only(&["diagnostic".to_owned()])?;
     let mut coalescer = Coalescer::new();
-    let options = Options {
-        dialect: args.dialect.as_deref().and_then(Dialect::from_name),
-        observed_at: false,
-        filter,
-        redact: args.redact,
-        ..Options::default()
-    };
+    let options = Options::default().dialect(args.dialect).observed_at(false).filter(filter).redact(args.redact);
     for input in input::expand(&args.paths, &mut failed) {
         if let (_, Some(why)) = exec::feed_input(&input, &options, None, &mut coalescer) {
             eprintln!("agentnorm: {why}");
@@ -170,15 +171,13 @@ fn normalize(args: NormalizeArgs) -> Result<u8> {
 
 /// The normalizer's options as the command line sets them (`source` is set per input).
 fn options(args: &NormalizeArgs, filter: TypeFilter) -> Options {
-    Options {
-        dialect: args.dialect.as_deref().and_then(Dialect::from_name),
-        source: None,
-        observed_at: !args.no_observed_at,
-        raw: args.raw,
-        filter,
-        max_line_bytes: args.max_line_bytes,
-        redact: args.redact,
-    }
+    Options::default()
+        .dialect(args.dialect)
+        .observed_at(!args.no_observed_at)
+        .raw(args.raw)
+        .filter(filter)
+        .max_line_bytes(args.max_line_bytes)
+        .redact(args.redact)
 }
 
 /// The exit status of a finished run (see `--help`): the highest that applies of 1 (`--strict`
@@ -240,166 +239,4 @@ fn html(args: &NormalizeArgs, filter: TypeFilter) -> Result<u8> {
     }
     stdout.flush()?;
     Ok(exit_code(args, unknown, failed, turn_failed))
-}
-
-/// Where `agentnorm usage` looks when given no path: the saved sessions of Claude Code and Codex,
-/// those that exist.
-fn default_usage_paths() -> Vec<PathBuf> {
-    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
-    usage_paths(env("HOME").map(PathBuf::from), env("CLAUDE_CONFIG_DIR"), env("CODEX_HOME"))
-        .into_iter()
-        .filter(|p| p.is_dir())
-        .collect()
-}
-
-/// Claude Code: every `projects` folder of `$CLAUDE_CONFIG_DIR` (comma-separated), else
-/// `~/.config/claude/projects` (newer builds) and `~/.claude/projects`; Codex: `sessions` and
-/// `archived_sessions` of `$CODEX_HOME`, else of `~/.codex` (archived copies are counted once by
-/// the report's dedupe).
-fn usage_paths(
-    home: Option<PathBuf>,
-    claude_config: Option<std::ffi::OsString>,
-    codex_home: Option<std::ffi::OsString>,
-) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    match claude_config {
-        Some(dirs) => {
-            for d in dirs.to_string_lossy().split(',').map(str::trim).filter(|d| !d.is_empty()) {
-                let d = PathBuf::from(d);
-                // The variable may name the config folder or its projects folder.
-                out.push(if d.ends_with("projects") { d } else { d.join("projects") });
-            }
-        }
-        None => {
-            if let Some(h) = &home {
-                out.push(h.join(".config/claude/projects"));
-                out.push(h.join(".claude/projects"));
-            }
-        }
-    }
-    let codex = codex_home.map(PathBuf::from).or_else(|| home.as_ref().map(|h| h.join(".codex")));
-    if let Some(c) = codex {
-        out.push(c.join("sessions"));
-        out.push(c.join("archived_sessions"));
-    }
-    out.dedup();
-    out
-}
-
-/// The width the usage table must fit: `$COLUMNS` when set, else the terminal's when stdout is
-/// one, else none (a file or a pipe gets the full table).
-fn terminal_width() -> Option<usize> {
-    if let Some(n) = std::env::var("COLUMNS").ok().and_then(|c| c.trim().parse::<usize>().ok()).filter(|&n| n > 0) {
-        return Some(n);
-    }
-    if !io::stdout().is_terminal() {
-        return None;
-    }
-    // SAFETY: TIOCGWINSZ fills a winsize struct for the terminal on fd 1; nothing else is written.
-    let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
-    let ok = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) } == 0;
-    (ok && ws.ws_col > 0).then_some(usize::from(ws.ws_col))
-}
-
-/// Reads every input into its usage (in parallel; the order of the result is the inputs'). An
-/// input that could not be read whole is reported on stderr, sets `failed`, and is left out.
-fn read_usage(
-    inputs: &[Input],
-    dialect: Option<Dialect>,
-    threads: usize,
-    show_progress: bool,
-    failed: &mut bool,
-) -> Vec<agentnorm::report::InputUsage> {
-    use agentnorm::report::{Collector, InputUsage};
-    let mut progress = progress::Progress::start(inputs.len(), show_progress);
-    let counters = progress.counters();
-    let collected = exec::map_inputs(inputs, threads, |input| -> Result<InputUsage, String> {
-        let _done = counters.as_deref().map(progress::Counters::done_on_drop);
-        let options = Options { dialect, observed_at: false, ..Options::default() };
-        let mut collector = Collector::new(input.source());
-        // A partly read input is not reported: its totals would be short.
-        if let (_, Some(why)) = exec::feed_input(input, &options, counters.as_deref(), &mut collector) {
-            return Err(why);
-        }
-        Ok(collector.finish())
-    });
-    progress.finish();
-    let mut read = Vec::with_capacity(collected.len());
-    for (order, c) in collected.into_iter().enumerate() {
-        match c {
-            Ok(mut u) => {
-                u.set_order(order);
-                read.push(u)
-            }
-            Err(why) => {
-                eprintln!("agentnorm: {why}");
-                *failed = true;
-            }
-        }
-    }
-    read
-}
-
-fn usage(args: UsageArgs) -> Result<u8> {
-    use agentnorm::report::{self, GroupBy, Report, ReportOptions};
-    let tz = match args.timezone.as_deref() {
-        None => jiff::tz::TimeZone::system(),
-        Some(name) => {
-            jiff::tz::TimeZone::get(name).with_context(|| format!("--timezone {name:?}: not a known time zone"))?
-        }
-    };
-    let bound = |s: &Option<String>, end: bool, flag: &str| -> Result<Option<i64>> {
-        s.as_deref()
-            .map(|s| {
-                report::parse_bound_in(s, end, &tz).with_context(|| format!("{flag} {s:?}: not RFC 3339 or YYYY-MM-DD"))
-            })
-            .transpose()
-    };
-    let opts = ReportOptions {
-        by: GroupBy::from_name(&args.by).unwrap_or_default(),
-        since_ms: bound(&args.since, false, "--since")?,
-        until_ms: bound(&args.until, true, "--until")?,
-        now_ms: bound(&args.now, false, "--now")?,
-        tz: Some(tz.clone()),
-        breakdown: args.breakdown,
-    };
-    if let Some(file) = &args.prices {
-        let text = std::fs::read_to_string(file).with_context(|| format!("--prices {}", file.display()))?;
-        let mut table = agentnorm::prices::Prices::embedded();
-        table.merge_json(&text).with_context(|| format!("--prices {}", file.display()))?;
-        agentnorm::prices::install(table);
-    }
-    let paths = if args.paths.is_empty() {
-        let found = default_usage_paths();
-        if found.is_empty() {
-            anyhow::bail!(
-                "no PATH given and no saved sessions found (~/.claude/projects, ~/.config/claude/projects, \
-                 $CLAUDE_CONFIG_DIR, ~/.codex/sessions, ~/.codex/archived_sessions, $CODEX_HOME)"
-            );
-        }
-        found
-    } else {
-        args.paths
-    };
-    let mut failed = false;
-    let inputs = input::expand(&paths, &mut failed);
-    let dialect = args.dialect.as_deref().and_then(Dialect::from_name);
-    let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let mut rep = if args.estimate { Report::estimating() } else { Report::default() };
-    let mut read = read_usage(&inputs, dialect, threads, true, &mut failed);
-    report::by_first_time(&mut read);
-    for u in read {
-        rep.add(u);
-    }
-    let (rows, totals) = rep.rows(&opts);
-    let mut out = io::BufWriter::new(io::stdout().lock());
-    if args.json {
-        report::write_json(&mut out, &rows, &totals)?;
-    } else if args.csv {
-        report::write_csv(&mut out, opts.by, &rows, &totals)?;
-    } else {
-        report::write_table(&mut out, opts.by, &rows, &totals, terminal_width())?;
-    }
-    out.flush()?;
-    Ok(if failed { 2 } else { 0 })
 }

@@ -171,7 +171,7 @@ fn prices_file_adds_and_overrides_models() {
 fn help_dates_the_price_snapshot() {
     let out = bin().args(["usage", "--help"]).output().unwrap();
     let help = String::from_utf8(out.stdout).unwrap();
-    assert!(help.contains(agentnorm::prices::PRICES_DATE), "{help}");
+    assert!(help.contains(agentnorm::sink::prices::PRICES_DATE), "{help}");
     assert!(help.contains("LiteLLM"), "{help}");
 }
 
