@@ -453,3 +453,52 @@ fn trap_saved_log_is_complete_with_an_open_turn() {
         .expect("run");
     assert_eq!(out.status.code(), Some(0), "a saved log ending mid-turn is no failure");
 }
+
+// ------------------------------------------------------------------------------------------------
+// Claude Code 2.1.290 bookkeeping lines (issue 12 drift): `bookkeeping_2_1_290.jsonl`.
+// ------------------------------------------------------------------------------------------------
+
+#[test]
+fn new_bookkeeping_lines_are_heartbeats_and_microcompact_is_compacted() {
+    let name = "bookkeeping_2_1_290";
+    let evs = common::events_of("claude-transcript", name);
+    let frames = common::input_frames(&common::fixture("claude-transcript", name));
+    for (n, v) in &frames {
+        let ty = v["type"].as_str().unwrap();
+        let sub = v["subtype"].as_str();
+        let ours: Vec<&Value> =
+            common::at_line(&evs, *n).into_iter().filter(|e| e["type"] != "session_started").collect();
+        assert!(ours.iter().all(|e| e["dialect"] == "claude-transcript"), "line {n}: {ours:?}");
+        match (ty, sub) {
+            ("user", _) => assert_eq!(ours[0]["type"], "user_message"),
+            ("system", Some("microcompact_boundary")) => {
+                assert_eq!(ours.len(), 1);
+                let meta = &v["microcompactMetadata"];
+                assert_eq!(ours[0]["type"], "compacted");
+                assert_eq!(ours[0]["trigger"], meta["trigger"]);
+                assert_eq!(ours[0]["pre_tokens"], meta["preTokens"]);
+                assert!(ours[0].get("post_tokens").is_none(), "not derived from tokensSaved");
+            }
+            (_, sub) => {
+                let frame = sub.map_or_else(|| ty.to_owned(), |s| format!("{ty}/{s}"));
+                assert_eq!(ours.len(), 1, "line {n}: {ours:?}");
+                assert_eq!(ours[0]["type"], "heartbeat", "line {n}");
+                assert_eq!(ours[0]["frame"], frame.as_str());
+            }
+        }
+    }
+    // cost-state is session-cumulative: no usage from it.
+    assert!(common::of_type(&evs, "usage").is_empty());
+    assert_eq!(common::run_ended(&evs)["unknown"], 0);
+    // A file that opens with a `mode` line is detected as a transcript.
+    let out = common::bin().arg("detect").arg(common::fixture("claude-transcript", name)).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("claude-transcript\t"));
+}
+
+#[test]
+fn a_task_notification_user_line_is_no_prompt() {
+    let line = r#"{"parentUuid":"a","isSidechain":false,"type":"user","message":{"role":"user","content":"<task-notification><task-id>b1</task-id></task-notification>"},"origin":{"kind":"task-notification"},"uuid":"b","timestamp":"2026-11-28T09:14:02.118Z","sessionId":"s-1"}"#;
+    let evs = common::run_stdin(&[], line);
+    assert!(common::of_type(&evs, "user_message").is_empty(), "{evs:?}");
+    assert_eq!(common::of_type(&evs, "heartbeat")[0]["frame"], "user/task-notification");
+}

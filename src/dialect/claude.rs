@@ -24,6 +24,12 @@ impl Adapter for Claude {
             Some("stream_event" | "rate_limit_event" | "control_response" | "control_request" | "keep_alive" | "active_goal") => {
                 Claim::Marked
             }
+            Some(t)
+                if (t == "auth_status" || SDK_BOOKKEEPING.contains(&t))
+                    && (f.get("uuid").is_some() || f.get("session_id").is_some()) =>
+            {
+                Claim::Marked
+            }
             // Shared with Cursor; Claude-only marks win over Cursor's (SPEC §2).
             Some(ty @ ("system" | "assistant" | "user" | "result")) => {
                 let subtype = f.str_at("subtype");
@@ -75,7 +81,8 @@ impl Adapter for Claude {
                             return;
                         }
                         // Input and cache figures from the message, or from the `message_delta`
-                        // where the message's are zero (SPEC §3); the final output count here.
+                        // where it carries them and the message's are zero (SPEC §3 `usage`); the
+                        // final output count here.
                         let u = Usage {
                             input: usage::start_or_delta(start.input, fin.input),
                             cache_read: usage::start_or_delta(start.cache_read, fin.cache_read),
@@ -191,6 +198,27 @@ fn flush_stream_usage(st: &mut State, cx: &mut dyn Cx) {
     });
 }
 
+/// Top-level frame types of Claude Code's SDK wire (2.1.2xx) that carry nothing worth an event:
+/// tool liveness, summaries, suggestions, `/clear` (the session id does not change). Each is a
+/// `heartbeat`; with a `uuid` or `session_id` they are Claude's.
+const SDK_BOOKKEEPING: &[&str] = &[
+    "tool_progress",
+    "tool_use_summary",
+    "prompt_suggestion",
+    "conversation_reset",
+    "os_notification",
+    "apply_flag_settings",
+    "command_lifecycle",
+    "set_expanded_view",
+    "set_in_progress_tool_use_ids",
+    "hint_clears",
+    "interruptible_tool_in_progress",
+    "open_message_selector",
+    "compact_progress",
+    "stream_mode",
+    "transcript_mirror",
+];
+
 /// Maps one Claude frame.
 pub fn map(f: Val<'_>, m: &mut Mapped) {
     m.session_id = f.string_at("session_id");
@@ -208,6 +236,11 @@ pub fn map(f: Val<'_>, m: &mut Mapped) {
         "stream_event" => stream_event(f, m),
         "rate_limit_event" => rate_limit(f, m),
         "control_response" | "control_request" | "keep_alive" | "active_goal" => m.heartbeat(),
+        "auth_status" => match f.string_at("error") {
+            Some(e) => m.push(super::diagnostic(Level::Error, "claude.auth", e, Vec::new())),
+            None => m.heartbeat(),
+        },
+        t if SDK_BOOKKEEPING.contains(&t) => m.heartbeat(),
         _ => m.unknown(UnknownReason::UnrecognizedFrame, None),
     }
 }
@@ -283,7 +316,102 @@ fn system(f: Val<'_>, m: &mut Mapped) {
         | "hook_progress"
         | "hook_response"
         | "files_persisted"
-        | "memory_recall" => m.heartbeat(),
+        | "memory_recall"
+        // Claude Code 2.1.2xx (the SDK wire schemas in its cli.js): a background classifier's
+        // summary after the turn (`needs_action` is prose, not a question the CLI waits on),
+        // the session's idle/running state, and bookkeeping with nothing else worth an event.
+        | "post_turn_summary"
+        | "session_state_changed"
+        | "task_summary"
+        | "notification"
+        | "local_command_output"
+        | "elicitation_complete"
+        | "worker_shutting_down"
+        | "control_request_progress"
+        | "turn_duration"
+        | "stop_hook_summary"
+        | "memory_saved"
+        | "agents_killed"
+        | "away_summary"
+        | "file_snapshot"
+        | "scheduled_task_fire"
+        | "permission_retry"
+        | "vcs_state_changed"
+        | "bridge_status"
+        | "api_metrics" => m.heartbeat(),
+        "informational" => {
+            let warn = f.str_at("level") == Some("warning") || f.bool_at("prevent_continuation") == Some(true);
+            match f.string_at("content") {
+                Some(content) if warn => {
+                    m.push(super::diagnostic(Level::Warning, "claude.informational", content, Vec::new()))
+                }
+                _ => m.heartbeat(),
+            }
+        }
+        "permission_denied" => {
+            let tool = f.str_at("tool_name").unwrap_or("tool");
+            let why = f.str_at("message").or_else(|| f.str_at("decision_reason")).unwrap_or("denied");
+            let mut d = super::diagnostic(
+                Level::Warning,
+                "claude.permission.denied",
+                format!("{tool} denied: {why}"),
+                Vec::new(),
+            );
+            if let Event::Diagnostic { dedupe_key, .. } = &mut d {
+                *dedupe_key = format!("claude.permission.denied|{tool}");
+            }
+            m.push(d);
+        }
+        "model_fallback" | "model_refusal_fallback" | "model_refusal_no_fallback" | "model_consent_fallback" => {
+            let (level, code) = match sub {
+                "model_fallback" => (Level::Warning, "claude.model.fallback"),
+                "model_refusal_fallback" => (Level::Warning, "claude.model.refusal-fallback"),
+                "model_refusal_no_fallback" => (Level::Error, "claude.model.refusal"),
+                _ => (Level::Info, "claude.model.consent-fallback"),
+            };
+            let message = f.string_at("content").unwrap_or_else(|| {
+                let from = f.str_at("original_model").unwrap_or("?");
+                match f.str_at("fallback_model") {
+                    Some(to) => format!("{from} → {to}"),
+                    None => format!("{from}: no fallback"),
+                }
+            });
+            m.push(super::diagnostic(level, code, message, Vec::new()));
+        }
+        "plugin_install" if f.str_at("status") == Some("failed") => {
+            let name = f.string_at("name");
+            let message = match (name.as_deref(), f.str_at("error")) {
+                (Some(n), Some(e)) => format!("plugin {n} failed to install: {e}"),
+                (Some(n), None) => format!("plugin {n} failed to install"),
+                (None, e) => format!("plugin install failed: {}", e.unwrap_or("unknown error")),
+            };
+            m.push(super::diagnostic(Level::Warning, "claude.plugin.install-failed", message, name.into_iter().collect()));
+        }
+        "plugin_install" => m.heartbeat(),
+        "mirror_error" => {
+            let why = f.str_at("error").unwrap_or("transcript mirror failed").to_owned();
+            m.push(super::diagnostic(Level::Warning, "claude.mirror.error", why, Vec::new()));
+        }
+        "api_error" => {
+            let why = f.path(&["error", "message"]).and_then(|v| v.str()).unwrap_or("API error");
+            let message = format!(
+                "API error (retry {}/{}): {why}",
+                f.u64_at("retry_attempt").map_or("?".into(), |n| n.to_string()),
+                f.u64_at("max_retries").map_or("?".into(), |n| n.to_string())
+            );
+            m.push(super::diagnostic(Level::Warning, "claude.api_retry", message, Vec::new()));
+        }
+        "thinking" => m.push(Event::Reasoning { env: Envelope::default(), text: f.text_at("content") }),
+        "microcompact_boundary" => {
+            let meta = f.get("microcompact_metadata").or_else(|| f.get("microcompactMetadata"));
+            let num = |snake: &str, camel: &str| meta.and_then(|x| x.u64_at(snake).or_else(|| x.u64_at(camel)));
+            m.push(Event::Compacted {
+                env: Envelope::default(),
+                trigger: meta.and_then(|x| x.string_at("trigger")),
+                pre_tokens: num("pre_tokens", "preTokens"),
+                post_tokens: num("post_tokens", "postTokens"),
+            });
+        }
         _ => m.unknown(UnknownReason::UnrecognizedFrame, None),
     }
 }
@@ -312,6 +440,21 @@ fn assistant(f: Val<'_>, m: &mut Mapped) {
     };
     let message_id = msg.string_at("id");
     let model = msg.str_at("model");
+    // A synthetic API-error message (`error` + `is_api_error_message`): the CLI's error sentence,
+    // not model output (`result.result` repeats it): a diagnostic, no `output_delta`.
+    if let Some(error) = f.str_at("error")
+        && (f.bool_at("is_api_error_message") == Some(true) || model == Some("<synthetic>"))
+    {
+        m.set_frame("assistant", "error");
+        let level = if error == "max_output_tokens" { Level::Warning } else { Level::Error };
+        let text = msg
+            .get("content")
+            .and_then(super::content_text)
+            .map(|t| t.as_str().into_owned())
+            .filter(|t| !t.is_empty())
+            .unwrap_or_else(|| error.to_owned());
+        return m.push(super::diagnostic(level, &format!("claude.api_error.{error}"), text, Vec::new()));
+    }
     assistant_content(msg, &message_id, m);
     // `<synthetic>` messages (local command output, API error notices) are no model request.
     if model != Some("<synthetic>")
@@ -375,6 +518,9 @@ fn block(b: Val<'_>, message_id: &Option<String>, m: &mut Mapped) {
             | "mcp_tool_result"
             | "code_execution_tool_result",
         ) => tool_result(b, m),
+        // Server tools' results of newer API versions (`advisor_tool_result`,
+        // `bash_code_execution_tool_result`, `tool_search_tool_result`, …), named like the others.
+        Some(t) if t.ends_with("_tool_result") && b.get("tool_use_id").is_some() => tool_result(b, m),
         _ => {}
     }
 }
@@ -419,6 +565,12 @@ fn user(f: Val<'_>, m: &mut Mapped) {
     // Compaction summaries and nudges the CLI writes as the user are not the user's words.
     if f.bool_at("isSynthetic") == Some(true) {
         m.frame = "user/synthetic".into();
+        return m.heartbeat();
+    }
+    // The harness's own messages (a background task's notification, an auto-continuation) are
+    // not the user's prompt; `system/task_notification` carries the task's event.
+    if let Some(kind @ ("task-notification" | "auto-continuation")) = f.path(&["origin", "kind"]).and_then(|k| k.str()) {
+        m.set_frame("user", kind);
         return m.heartbeat();
     }
     match user_content(msg, m) {
@@ -581,6 +733,17 @@ fn stream_event(f: Val<'_>, m: &mut Mapped) {
             None => m.heartbeat(),
         },
         "content_block_start" | "content_block_stop" | "message_stop" | "ping" => m.heartbeat(),
+        // A mid-stream API error (Messages streaming API `event: error`); the `result` with
+        // `is_error` that follows makes the `turn_failed`.
+        "error" => {
+            let err = ev.get("error");
+            let kind = err.and_then(|e| e.str_at("type")).unwrap_or("error");
+            let message = match err.and_then(|e| e.str_at("message")) {
+                Some(text) => format!("{kind}: {text}"),
+                None => kind.to_owned(),
+            };
+            m.push(super::diagnostic(Level::Warning, "claude.stream.error", message, Vec::new()));
+        }
         _ => m.unknown(UnknownReason::UnrecognizedFrame, None),
     }
 }

@@ -64,7 +64,22 @@ const BOOKKEEPING: &[&str] = &[
     "ai-title",
     "custom-title",
     "agent-name",
+    // Claude Code 2.1.2xx bookkeeping lines: the UI mode, a PR linked to the session, the
+    // remote-control bridge, a session-cumulative cost snapshot (it also counts side calls never
+    // in the transcript, so it gives no `usage`), file-history backups, a session's tag and the
+    // session it was teleported from.
+    "mode",
+    "pr-link",
+    "atis-latch",
+    "bridge-session",
+    "cost-state",
+    "file-history-delta",
+    "teleported-from",
+    "tag",
 ];
+
+/// Bookkeeping types whose names are common words: a transcript's only with its `sessionId`.
+const PLAIN_WORDS: &[&str] = &["mode", "tag"];
 
 impl Adapter for Transcript {
     type Piece = TranscriptPiece;
@@ -77,6 +92,7 @@ impl Adapter for Transcript {
             return Claim::Envelope;
         }
         match ty {
+            Some(t) if PLAIN_WORDS.contains(&t) && f.get("sessionId").is_none() => Claim::No,
             Some(t) if BOOKKEEPING.contains(&t) => Claim::Marked,
             _ => Claim::No,
         }
@@ -237,8 +253,8 @@ pub fn map(f: Val<'_>, m: &mut Mapped) {
             }
             m.heartbeat();
         }
-        "queue-operation" | "last-prompt" | "attachment" | "progress" | "permission-mode" | "ai-title"
-        | "custom-title" | "agent-name" => m.heartbeat(),
+        "attachment" | "progress" => m.heartbeat(),
+        t if BOOKKEEPING.contains(&t) => m.heartbeat(),
         _ => m.unknown(UnknownReason::UnrecognizedFrame, None),
     }
 }
@@ -345,6 +361,10 @@ fn user(f: Val<'_>, m: &mut Mapped) {
         Some("user/meta")
     } else if flag("isSynthetic") {
         Some("user/synthetic")
+    } else if f.path(&["origin", "kind"]).and_then(|k| k.str()) == Some("task-notification") {
+        // The harness's notice of a background task, not the user's prompt (the official
+        // session list skips these when it looks for the first prompt).
+        Some("user/task-notification")
     } else {
         stub_frame(text.as_str().trim_start())
     };
@@ -411,8 +431,27 @@ fn system(f: Val<'_>, m: &mut Mapped) {
                 post_tokens: figure("postTokens", "post_tokens"),
             });
         }
+        "microcompact_boundary" => {
+            // Not derived from `tokensSaved`: absent means the source did not say.
+            let meta = f.get("microcompactMetadata").or_else(|| f.get("microcompact_metadata"));
+            let figure = |camel: &str, snake: &str| meta.and_then(|x| x.u64_at(camel).or_else(|| x.u64_at(snake)));
+            m.push(Event::Compacted {
+                env: Envelope::default(),
+                trigger: meta.and_then(|x| x.string_at("trigger")),
+                pre_tokens: figure("preTokens", "pre_tokens"),
+                post_tokens: figure("postTokens", "post_tokens"),
+            });
+        }
         "api_error" => m.push(retry(f)),
-        "turn_duration" | "stop_hook_summary" | "local_command" | "informational" | "away_summary" => m.heartbeat(),
+        "model_fallback" => {
+            let message = f.string_at("content").unwrap_or_else(|| "model fallback".to_owned());
+            m.push(super::diagnostic(Level::Warning, "claude.model.fallback", message, Vec::new()));
+        }
+        "thinking" => m.push(Event::Reasoning { env: Envelope::default(), text: f.text_at("content") }),
+        "turn_duration" | "stop_hook_summary" | "local_command" | "informational" | "away_summary"
+        // Claude Code 2.1.2xx.
+        | "memory_saved" | "agents_killed" | "api_metrics" | "bridge_status" | "permission_retry" | "file_snapshot"
+        | "scheduled_task_fire" | "memory_recall" | "vcs_state_changed" => m.heartbeat(),
         _ => m.unknown(UnknownReason::UnrecognizedFrame, None),
     }
 }

@@ -393,7 +393,7 @@ fn tool_call(f: Val<'_>, m: &mut Mapped) {
         output: done.output,
         exit_code: done.exit_code,
         error: done.error,
-        duration_ms: None,
+        duration_ms: result.and_then(execution_time),
     });
     // The list after the update, when the CLI echoes it and it is not the one the start gave.
     if kind == ToolKind::Plan {
@@ -414,8 +414,8 @@ fn push_plan(todos: Option<Val<'_>>, m: &mut Mapped) {
             let raw = it.str_at("status").unwrap_or("");
             let status = match raw.strip_prefix("TODO_STATUS_").unwrap_or(raw).to_ascii_lowercase().as_str() {
                 "in_progress" | "active" => PlanStatus::InProgress,
-                // A cancelled item is no longer open work.
-                "completed" | "done" | "cancelled" | "canceled" => PlanStatus::Completed,
+                "completed" | "done" => PlanStatus::Completed,
+                "cancelled" | "canceled" => PlanStatus::Cancelled,
                 _ => PlanStatus::Pending,
             };
             Some(PlanItem { text: text.to_owned(), status })
@@ -476,6 +476,13 @@ fn outcome(name: &str, result: Option<Val<'_>>) -> Outcome {
         (k, _, None) => k.to_owned(),
     };
     Outcome { ok: false, output, exit_code, error: Some(error) }
+}
+
+/// The call's own runtime, `executionTime` (ms) of the result's `success` / `failure` body (shell
+/// calls report it); none is derived from `timestamp_ms` differences (absent means the source
+/// did not say).
+fn execution_time(r: Val<'_>) -> Option<u64> {
+    ["success", "failure"].iter().find_map(|k| present(r, k).and_then(|b| b.u64_at("executionTime")))
 }
 
 /// `stdout` and `stderr` of a shell call, joined by `\n` when both have text.

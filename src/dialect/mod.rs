@@ -415,7 +415,8 @@ pub fn tool_kind(name: &str) -> ToolKind {
         | "ripgrep"
         | "glob_file_search"
         | "codebase_search"
-        | "finder" => ToolKind::Search,
+        | "finder"
+        | "tool_search" => ToolKind::Search,
         "WebFetch" | "web_fetch" | "webfetch" | "fetch" => ToolKind::Fetch,
         "WebSearch" | "web_search" | "google_web_search" | "websearch" | "codesearch" | "web_search_call" => {
             ToolKind::WebSearch
@@ -572,12 +573,12 @@ pub fn plan_items(list: Val<'_>) -> Option<Vec<PlanItem>> {
         .array()?
         .filter_map(|it| {
             let text = ["content", "text", "step", "description"].iter().find_map(|k| it.str_at(k))?;
-            let status = match (it.str_at("status"), it.bool_at("completed")) {
-                // A cancelled item is no longer to be done: `completed` (the contract has no
-                // `cancelled`); the same rule in every dialect.
-                (Some("completed" | "done" | "cancelled" | "canceled"), _) | (None, Some(true)) => {
-                    PlanStatus::Completed
-                }
+            // `TODO_STATUS_CANCELLED` (Cursor's enum spelling) reads as `cancelled`.
+            let raw = it.str_at("status").map(|s| s.strip_prefix("TODO_STATUS_").unwrap_or(s).to_ascii_lowercase());
+            let status = match (raw.as_deref(), it.bool_at("completed")) {
+                (Some("completed" | "done"), _) | (None, Some(true)) => PlanStatus::Completed,
+                // The same rule in every dialect (SPEC §3 `plan_updated`).
+                (Some("cancelled" | "canceled"), _) => PlanStatus::Cancelled,
                 (Some("in_progress" | "active"), _) => PlanStatus::InProgress,
                 _ => PlanStatus::Pending,
             };
@@ -686,6 +687,22 @@ mod tests {
             proptest::prop_assert_eq!(t.as_str(), text.as_str());
             proptest::prop_assert_eq!(text_line(&t), one_line(&text));
         }
+    }
+
+    #[test]
+    fn cancelled_plan_items_stay_cancelled() {
+        let mut p = Parser::default();
+        p.with_frame(
+            br#"{"todos":[{"content":"a","status":"cancelled"},{"content":"b","status":"canceled"},{"content":"c","status":"TODO_STATUS_CANCELLED"},{"content":"d","status":"completed"}]}"#,
+            |v| {
+                let items = plan_items(v.unwrap().get("todos").unwrap()).unwrap();
+                let st: Vec<PlanStatus> = items.iter().map(|i| i.status).collect();
+                assert_eq!(
+                    st,
+                    [PlanStatus::Cancelled, PlanStatus::Cancelled, PlanStatus::Cancelled, PlanStatus::Completed]
+                );
+            },
+        );
     }
 
     #[test]

@@ -254,6 +254,8 @@ pub enum PlanStatus {
     Pending,
     InProgress,
     Completed,
+    /// Dropped before it was done (SPEC §3: Gemini, OpenCode, Cursor `TODO_STATUS_CANCELLED`).
+    Cancelled,
 }
 
 /// One item of a plan / todo list.

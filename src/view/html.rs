@@ -465,6 +465,7 @@ fn span_class(k: SpanKind) -> &'static str {
         SpanKind::PlanItem(PlanStatus::Completed) => "pi done",
         SpanKind::PlanItem(PlanStatus::InProgress) => "pi doing",
         SpanKind::PlanItem(PlanStatus::Pending) => "pi",
+        SpanKind::PlanItem(PlanStatus::Cancelled) => "pi gone",
         SpanKind::Usage => "usage",
         SpanKind::Cost => "cost",
         SpanKind::RateLimit { warn: true } => "rl warn",
@@ -844,7 +845,7 @@ hr{border:0;border-top:1px solid var(--line);margin:10px 0}
 .ok{color:var(--ok)}.fail,.error{color:var(--fail)}.running{color:var(--muted)}
 .act{font-weight:600}.target{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"DejaVu Sans Mono",monospace}
 .pmark{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"DejaVu Sans Mono",monospace;color:var(--muted)}
-.pi.done{color:var(--muted);text-decoration:line-through}.pi.doing{font-weight:600}
+.pi.done{color:var(--muted);text-decoration:line-through}.pi.doing{font-weight:600}.pi.gone{color:var(--muted);text-decoration:line-through;font-style:italic}
 .cost{color:var(--fg)}.rl.warn,.diag.warn{color:var(--warn)}.diag.error{color:var(--fail)}.diag{font-weight:600}
 .sub{color:var(--think)}.question{font-weight:600}
 .reason{color:var(--muted)}

@@ -1274,6 +1274,7 @@ fn plan_lines(items: &[PlanItem]) -> Vec<Line> {
                 PlanStatus::Completed => "[x] ",
                 PlanStatus::InProgress => "[~] ",
                 PlanStatus::Pending => "[ ] ",
+                PlanStatus::Cancelled => "[-] ",
             };
             Line {
                 prefix: vec![Span::new(SpanKind::PlanMarker(item.status), mark)],
