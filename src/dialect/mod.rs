@@ -4,8 +4,8 @@
 //! one parsed frame to event [`Piece`]s ([`Adapter::map`], stateless, so it runs on any thread
 //! and in any chunk), and folds its own pieces against its own per-stream state in input order
 //! ([`Adapter::fold`]: Claude's partial-message assembly, a transcript's growing usage, Codex's
-//! running token totals, a rollout's copied history, OpenCode's steps). The generic fold in
-//! [`crate::normalize`] keeps only what every dialect shares and offers it to adapters through
+//! running token totals, a rollout's copied history, OpenCode's steps). The generic fold (the
+//! normalizer's, a layer up) keeps only what every dialect shares and offers it to adapters through
 //! [`Cx`]. The registry (`src/dialects.rs`, expanded in [`registry`]) lists the adapters.
 //!
 //! What several adapters need lives here once: tool kinds, summaries, joining content blocks,
@@ -481,7 +481,7 @@ pub fn text_line(t: &Text) -> Option<String> {
     let mut decoded = String::new();
     while want < inner.len() {
         decoded.clear();
-        crate::read::scan::unescape(&inner[..escape_boundary(inner, want)], &mut decoded);
+        crate::event::json::unescape(&inner[..escape_boundary(inner, want)], &mut decoded);
         if let Some(line) = settled_line(&decoded) {
             return line;
         }

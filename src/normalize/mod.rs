@@ -595,3 +595,13 @@ impl<R: std::io::Read> Iterator for Events<R> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn decoded_lines_and_the_fold_can_move_to_other_threads() {
+        fn send<T: Send>() {}
+        send::<super::Decoded>();
+        send::<super::Fold>();
+    }
+}
