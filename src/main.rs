@@ -4,7 +4,7 @@
 
 mod cli;
 
-use cli::{exec, input, pipes, progress};
+use cli::{exec, input, pages, pipes, progress, stdout};
 
 use std::io::{self, IsTerminal as _, Write};
 use std::path::PathBuf;
@@ -14,7 +14,6 @@ use std::sync::atomic::AtomicBool;
 
 use agentnorm::TypeFilter;
 use agentnorm::sink::coalesce::Coalescer;
-use agentnorm::view::html::HtmlSink;
 use agentnorm::view::{ColorMode, Terminal};
 use agentnorm::{Dialect, Event, NdjsonSink, Options};
 use anyhow::{Context, Result};
@@ -24,6 +23,10 @@ use cli::{Cli, Command, DiagnosticsArgs, Format, NormalizeArgs};
 use input::Input;
 
 fn main() -> ExitCode {
+    if let Err(e) = stdout::check_open() {
+        eprintln!("agentnorm: {e}");
+        return ExitCode::from(2);
+    }
     // AGENTNORM_SIMD, read once before anything is scanned (agentnorm::simd).
     match agentnorm::simd::from_env() {
         Ok(choice) => {
@@ -37,12 +40,26 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     }
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // --help and --version are "errors" that print to stdout: a failed print is a failure.
+        Err(e) => {
+            let code = e.exit_code();
+            if let Err(w) = e.print().map_err(|w| if e.use_stderr() { w } else { stdout::named(w) })
+                && w.kind() != io::ErrorKind::BrokenPipe
+            {
+                eprintln!("agentnorm: {w}");
+                return ExitCode::from(2);
+            }
+            return ExitCode::from(code.clamp(0, 255) as u8);
+        }
+    };
     match run(cli) {
         Ok(code) => ExitCode::from(code),
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("agentnorm: {e:#}");
+            // Agent-controlled text (a walked file's name) may be in it: escaped as the views do.
+            eprintln!("agentnorm: {}", agentnorm::sink::safe::printable(&format!("{e:#}")));
             ExitCode::from(2)
         }
     }
@@ -59,13 +76,13 @@ fn run(cli: Cli) -> Result<u8> {
                 Some("usage") => serde_json::to_string_pretty(&agentnorm::sink::report::row_schema())?,
                 _ => serde_json::to_string_pretty(&Event::json_schema())?,
             };
-            writeln!(io::stdout().lock(), "{schema}")?;
+            writeln!(stdout::lock(), "{schema}")?;
             Ok(0)
         }
         Some(Command::Completions { shell }) => {
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "agentnorm", &mut script);
-            io::stdout().lock().write_all(&script)?;
+            stdout::lock().write_all(&script)?;
             Ok(0)
         }
         Some(Command::Man { subcommand }) => {
@@ -78,7 +95,7 @@ fn run(cli: Cli) -> Result<u8> {
             let mut page = Vec::new();
             let source = concat!("agentnorm ", env!("CARGO_PKG_VERSION"));
             clap_mangen::Man::new(cmd).source(source).render(&mut page)?;
-            io::stdout().lock().write_all(&page)?;
+            stdout::lock().write_all(&page)?;
             Ok(0)
         }
         Some(Command::Detect { paths }) => detect(&paths),
@@ -92,7 +109,7 @@ fn run(cli: Cli) -> Result<u8> {
 
 fn detect(paths: &[PathBuf]) -> Result<u8> {
     let mut failed = false;
-    let mut stdout = io::stdout().lock();
+    let mut stdout = stdout::lock();
     for input in input::expand(paths, &mut failed) {
         match input::open(&input, agentnorm::DEFAULT_MAX_LINE_BYTES).and_then(agentnorm::first_dialect) {
             Ok(d) => writeln!(stdout, "{}\t{}", d.map_or("unknown", Dialect::as_str), input.name())?,
@@ -120,15 +137,28 @@ fn diagnostics(args: &DiagnosticsArgs) -> Result<u8> {
     }
     let mut sink = NdjsonSink::default();
     coalescer.finish_into(&mut sink);
-    let mut stdout = io::stdout().lock();
+    let mut stdout = stdout::lock();
     stdout.write_all(&sink.buf)?;
     stdout.flush()?;
     Ok(if failed { 2 } else { 0 })
 }
 
 fn normalize(args: NormalizeArgs) -> Result<u8> {
-    let mut filter = if args.only.is_empty() { TypeFilter::all() } else { TypeFilter::only(&args.only)? };
-    filter = filter.exclude(&args.exclude)?;
+    if let Some(both) = args.only.iter().find(|t| args.exclude.contains(t)) {
+        anyhow::bail!("`{both}` is in both --only and --exclude: nothing of it would be written");
+    }
+    let (mut only, mut exclude) = (args.only.clone(), args.exclude.clone());
+    if args.format != Format::Ndjson {
+        // The views need the stream's start and end (a header, the flush of what is held, the
+        // footer): the filter picks what they show, and never starves them of those.
+        let structural = ["run_started", "run_ended"];
+        exclude.retain(|t| !structural.contains(&t.as_str()));
+        if !only.is_empty() {
+            only.extend(structural.map(str::to_owned));
+        }
+    }
+    let mut filter = if only.is_empty() { TypeFilter::all() } else { TypeFilter::only(&only)? };
+    filter = filter.exclude(&exclude)?;
     if args.format == Format::Html || args.output_dir.is_some() {
         return html(&args, filter);
     }
@@ -161,7 +191,7 @@ fn normalize(args: NormalizeArgs) -> Result<u8> {
         progress: progress.counters(),
     };
     pipes::enlarge_std_pipes();
-    let outcome = exec::run(inputs, &settings, &mut io::stdout().lock())?;
+    let outcome = exec::run(inputs, &settings, &mut stdout::lock())?;
     progress.finish();
     if outcome.interrupted {
         return Ok(130);
@@ -195,9 +225,7 @@ fn exit_code(args: &NormalizeArgs, unknown: bool, input_failed: bool, turn_faile
     }
 }
 
-/// `--format html`: every input in order into one HTML collector (one thread: the page is written
-/// at the end of input anyway), then one page on stdout or one page per session in
-/// `--output-dir`, whose paths are printed.
+/// `--format html` (see `pages`): one page on stdout or one per session in `--output-dir`.
 fn html(args: &NormalizeArgs, filter: TypeFilter) -> Result<u8> {
     if args.format != Format::Html {
         anyhow::bail!("--output-dir needs --format html");
@@ -205,38 +233,14 @@ fn html(args: &NormalizeArgs, filter: TypeFilter) -> Result<u8> {
     if args.follow {
         anyhow::bail!("--follow does not go with --format html (the page is written at the end of input)");
     }
-    let options = options(args, filter);
+    let interrupted = Arc::new(AtomicBool::new(false));
+    signal_hook::flag::register(signal_hook::consts::SIGINT, Arc::clone(&interrupted))
+        .context("installing the SIGINT handler")?;
     let mut failed = false;
-    let (mut unknown, mut turn_failed) = (false, false);
-    let mut sink = HtmlSink::new();
-    for input in input::expand(&args.paths, &mut failed) {
-        let (summary, error) = exec::feed_input(&input, &options, None, &mut sink);
-        if let Some(why) = error {
-            eprintln!("agentnorm: {why}");
-            failed = true;
-        }
-        if let Some(s) = summary {
-            unknown |= s.unknown > 0;
-            turn_failed |= s.turn_failed || s.turn_open;
-        }
+    let inputs = input::expand(&args.paths, &mut failed);
+    let found = pages::run(inputs, options(args, filter), args.output_dir.as_deref(), &interrupted)?;
+    if found.interrupted {
+        return Ok(130);
     }
-    let transcript = sink.finish();
-    let mut stdout = io::stdout().lock();
-    match &args.output_dir {
-        None => transcript.write_all(&mut stdout)?,
-        Some(dir) => {
-            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-            for page in transcript.pages() {
-                let path = dir.join(&page.file_name);
-                let mut file = io::BufWriter::new(
-                    std::fs::File::create(&path).with_context(|| format!("creating {}", path.display()))?,
-                );
-                transcript.write_page(&mut file, &page.sections)?;
-                file.flush().with_context(|| format!("writing {}", path.display()))?;
-                writeln!(stdout, "{}", path.display())?;
-            }
-        }
-    }
-    stdout.flush()?;
-    Ok(exit_code(args, unknown, failed, turn_failed))
+    Ok(exit_code(args, found.unknown, failed || found.input_failed, found.turn_failed))
 }

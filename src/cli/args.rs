@@ -247,6 +247,40 @@ pub enum Color {
     Never,
 }
 
+/// An event type of `--only` / `--exclude`: spaces around it ignored (`--only 'a, b'`), checked
+/// against the contract's names, which shell completion offers.
+#[derive(Debug, Clone, Copy)]
+pub struct EventType;
+
+impl clap::builder::TypedValueParser for EventType {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        let name = value.to_str().map(str::trim).unwrap_or_default();
+        if agentnorm::Event::TYPE_NAMES.contains(&name) {
+            return Ok(name.to_owned());
+        }
+        let mut e = clap::Error::new(clap::error::ErrorKind::InvalidValue).with_cmd(cmd);
+        use clap::error::{ContextKind, ContextValue};
+        if let Some(arg) = arg {
+            e.insert(ContextKind::InvalidArg, ContextValue::String(arg.to_string()));
+        }
+        e.insert(ContextKind::InvalidValue, ContextValue::String(value.to_string_lossy().into_owned()));
+        let valid = agentnorm::Event::TYPE_NAMES.iter().map(|t| (*t).to_owned()).collect();
+        e.insert(ContextKind::ValidValue, ContextValue::Strings(valid));
+        Err(e)
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(agentnorm::Event::TYPE_NAMES.iter().map(clap::builder::PossibleValue::new)))
+    }
+}
+
 /// Options of the normalizer.
 #[derive(Debug, Args)]
 pub struct NormalizeArgs {
@@ -259,11 +293,11 @@ pub struct NormalizeArgs {
     /// Force the input dialect instead of detecting it per frame.
     #[arg(long, value_name = "NAME", value_enum)]
     pub dialect: Option<Dialect>,
-    /// Write only these event types (comma-separated).
-    #[arg(long, value_name = "TYPE,...", value_delimiter = ',')]
+    /// Write only these event types (comma-separated; spaces around names ignored).
+    #[arg(long, value_name = "TYPE,...", value_delimiter = ',', value_parser = EventType)]
     pub only: Vec<String>,
-    /// Do not write these event types (comma-separated).
-    #[arg(long, value_name = "TYPE,...", value_delimiter = ',')]
+    /// Do not write these event types (comma-separated; spaces around names ignored).
+    #[arg(long, value_name = "TYPE,...", value_delimiter = ',', value_parser = EventType)]
     pub exclude: Vec<String>,
     /// Leave out `observed_at` (reproducible output).
     #[arg(long)]

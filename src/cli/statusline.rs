@@ -116,7 +116,7 @@ pub fn run(args: StatuslineArgs) -> Result<u8> {
         parts.push(limits);
     }
     let line = agentnorm::sink::safe::printable(&parts.join(" · ")).into_owned();
-    let mut out = io::stdout().lock();
+    let mut out = super::stdout::lock();
     writeln!(out, "{line}")?;
     out.flush()?;
     Ok(0)

@@ -10,7 +10,7 @@ use anyhow::{Context as _, Result};
 
 use super::UsageArgs;
 use super::input::Input;
-use super::{exec, input, progress};
+use super::{exec, input, progress, stdout};
 
 /// Where `agentnorm usage` looks when given no path: the saved sessions of Claude Code and Codex,
 /// those that exist.
@@ -133,6 +133,11 @@ pub fn run(args: UsageArgs) -> Result<u8> {
         tz: Some(tz.clone()),
         breakdown: args.breakdown,
     };
+    if let (Some(since), Some(until)) = (opts.since_ms, opts.until_ms)
+        && since > until
+    {
+        anyhow::bail!("--since is later than --until: no usage could count");
+    }
     if let Some(file) = &args.prices {
         let text = std::fs::read_to_string(file).with_context(|| format!("--prices {}", file.display()))?;
         let mut table = agentnorm::sink::prices::Prices::embedded();
@@ -162,7 +167,7 @@ pub fn run(args: UsageArgs) -> Result<u8> {
         rep.add(u);
     }
     let (rows, totals) = rep.rows(&opts);
-    let mut out = io::BufWriter::new(io::stdout().lock());
+    let mut out = io::BufWriter::new(stdout::lock());
     if args.json {
         report::write_json(&mut out, &rows, &totals)?;
     } else if args.csv {

@@ -19,9 +19,11 @@
 //!   `<synthetic>` lines are no model request and have no usage; a line without `message.id`
 //!   counts on its own.
 //! - **User lines are rarely the user's words.** `isMeta` lines (expanded slash-command prompts,
-//!   the "Caveat: …" line), `<command-name>` / `<command-message>` stubs, `<local-command-stdout>`
-//!   / `<bash-input>` echoes and `isCompactSummary` summaries become heartbeats with the frames
-//!   `user/meta`, `user/caveat`, `user/command`, `user/local_command` and `user/compact_summary`.
+//!   the "Caveat: …" line), `<command-message>` stubs without a `<command-name>`,
+//!   `<local-command-stdout>` / `<bash-input>` echoes and `isCompactSummary` summaries become
+//!   heartbeats with the frames `user/meta`, `user/caveat`, `user/command`, `user/local_command`
+//!   and `user/compact_summary`. A `<command-name>` stub is the slash command the user typed: a
+//!   `user_message` whose text is `/name args` (the views open the turn on it).
 //!   `[Request interrupted by user…]` is an `interrupt`; `tool_result` blocks are
 //!   `tool_completed` (with `duration_ms` from `toolUseResult.durationMs` / `totalDurationMs`
 //!   where the CLI measured it).
@@ -365,6 +367,10 @@ fn user(f: Val<'_>, m: &mut Mapped) {
         // The harness's notice of a background task, not the user's prompt (the official
         // session list skips these when it looks for the first prompt).
         Some("user/task-notification")
+    } else if let Some(command) = slash_command(&text.as_str()) {
+        // A slash command the user typed: their turn, as `/name args`.
+        m.push(Event::UserMessage { env: Envelope::default(), text: command.into() });
+        return;
     } else {
         stub_frame(text.as_str().trim_start())
     };
@@ -376,6 +382,29 @@ fn user(f: Val<'_>, m: &mut Mapped) {
         // A prompt, an interrupt or an echoed local command, as in stream-json.
         None => claude::user_text(text, m),
     }
+}
+
+/// The slash command a `<command-name>` stub records, as the user typed it: `/name` and its
+/// `<command-args>` (`/orchestrator create a TODO app`); `None` for any other text. The tags
+/// come in either order, with `<command-message>` (the CLI's own "init is analyzing…") left out.
+fn slash_command(s: &str) -> Option<String> {
+    let t = s.trim_start();
+    if !["<command-name>", "<command-message>", "<command-args>"].iter().any(|p| t.starts_with(p)) {
+        return None;
+    }
+    let tag = |name: &str| {
+        let open = format!("<{name}>");
+        let start = t.find(&open)? + open.len();
+        let end = t[start..].find(&format!("</{name}>"))? + start;
+        Some(t[start..end].trim())
+    };
+    let name = tag("command-name").filter(|n| !n.is_empty())?;
+    let mut command = if name.starts_with('/') { name.to_owned() } else { format!("/{name}") };
+    if let Some(args) = tag("command-args").filter(|a| !a.is_empty()) {
+        command.push(' ');
+        command.push_str(args);
+    }
+    Some(command)
 }
 
 /// The heartbeat frame of a user text the CLI wrote itself: the local-commands caveat, a slash

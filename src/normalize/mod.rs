@@ -379,17 +379,21 @@ impl Normalizer {
                 None => (chunk, &chunk[chunk.len()..], false),
             };
             chunk = rest;
+            // The `\r` of a CRLF ending is not content: it does not count against the limit (a
+            // piece ending in `\r` may be cut before its `\n`; a content `\r` is followed by more
+            // bytes, which then go over).
+            let limit = self.max_line.saturating_add(usize::from(part.ends_with(b"\r")));
             if let Some(skipped) = &mut self.overlong {
                 *skipped += part.len() as u64;
                 // The sample is the line's first 1024 bytes however the line was split.
                 let head = 1024usize.saturating_sub(self.carry.len()).min(part.len());
                 self.carry.extend_from_slice(&part[..head]);
-            } else if self.carry.is_empty() && complete && part.len() <= self.max_line {
+            } else if self.carry.is_empty() && complete && part.len() <= limit {
                 // The common case: a whole line inside the chunk, no copy.
                 self.whole_line(part, sink);
                 continue;
             } else {
-                let room = self.max_line.saturating_sub(self.carry.len());
+                let room = limit.saturating_sub(self.carry.len());
                 if part.len() > room {
                     let head = 1024usize.saturating_sub(self.carry.len()).min(part.len());
                     self.carry.extend_from_slice(&part[..head]);

@@ -1061,6 +1061,7 @@ impl Acc {
     fn row(&self) -> Row {
         let u = self.usage;
         let parts = [u.input, u.cache_read, u.cache_write, u.output];
+        // Saturated, never wrapped: hostile figures near u64::MAX must not sum to a small number.
         let total =
             parts.iter().any(Option::is_some).then(|| parts.iter().fold(0u64, |a, x| a.saturating_add(x.unwrap_or(0))));
         let source = if !self.unknown.is_empty() && !self.priced {
