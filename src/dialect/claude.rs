@@ -86,14 +86,12 @@ impl Adapter for Claude {
                         // Input and cache figures from the message, or from the `message_delta`
                         // where it carries them and the message's are zero (SPEC §3 `usage`); the
                         // final output count here.
-                        let pick = |msg: Option<u64>, delta: Option<u64>| match (msg, delta) {
-                            (Some(0) | None, Some(d)) if d > 0 => Some(d),
-                            (m, d) => m.or(d),
-                        };
                         let u = Usage {
-                            input: pick(start.input, fin.input),
-                            cache_read: pick(start.cache_read, fin.cache_read),
-                            cache_write: pick(start.cache_write, fin.cache_write),
+                            input: usage::start_or_delta(start.input, fin.input),
+                            cache_read: usage::start_or_delta(start.cache_read, fin.cache_read),
+                            cache_write: usage::start_or_delta(start.cache_write, fin.cache_write),
+                            cache_write_1h: usage::start_or_delta(start.cache_write_1h, fin.cache_write_1h),
+                            service_tier: start.service_tier.or(fin.service_tier),
                             output: fin.output,
                             ..Usage::default()
                         };

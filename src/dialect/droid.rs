@@ -311,6 +311,7 @@ fn completion(f: Val<'_>, m: &mut Mapped) {
             output: u.u64_at("output_tokens"),
             reasoning: u.u64_at("thinking_tokens"),
             context: None,
+            ..Usage::default()
         })
         .filter(|u| !u.is_empty());
     let final_text = f.text_at("finalText");

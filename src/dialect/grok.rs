@@ -138,6 +138,7 @@ fn grok_usage(u: Val<'_>) -> Option<Usage> {
         output: u.u64_at("output_tokens"),
         reasoning: u.u64_at("reasoning_tokens"),
         context: None,
+        ..Usage::default()
     };
     (!figures.is_empty()).then_some(figures)
 }

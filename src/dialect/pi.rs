@@ -397,6 +397,7 @@ fn message(msg: Val<'_>) -> Message {
         output: u.u64_at("output"),
         reasoning: None,
         context: None,
+        ..Usage::default()
     });
     // No figure above zero: no request reached the model.
     let reported = |u: &Usage| [u.input, u.cache_read, u.cache_write, u.output].iter().any(|n| n.is_some_and(|n| n > 0));

@@ -133,6 +133,7 @@ fn qwen_usage(u: Val<'_>) -> Option<Usage> {
         output: u.u64_at("output_tokens"),
         reasoning: None,
         context: None,
+        ..Usage::default()
     };
     let reported = [figures.input, figures.cache_read, figures.cache_write, figures.output]
         .iter()
