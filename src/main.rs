@@ -19,7 +19,7 @@ use agentnorm::{Dialect, Event, NdjsonSink, Options};
 use anyhow::{Context, Result};
 use clap::{CommandFactory as _, Parser as _};
 
-use cli::{Cli, Command, DiagnosticsArgs, Format, NormalizeArgs, UsageArgs};
+use cli::{Cli, Command, DiagnosticsArgs, Format, NormalizeArgs};
 use input::Input;
 
 fn main() -> ExitCode {
@@ -71,8 +71,11 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 
 fn run(cli: Cli) -> Result<u8> {
     match cli.command {
-        Some(Command::Schema) => {
-            let schema = serde_json::to_string_pretty(&Event::json_schema())?;
+        Some(Command::Schema { of }) => {
+            let schema = match of.as_deref() {
+                Some("usage") => serde_json::to_string_pretty(&agentnorm::sink::report::row_schema())?,
+                _ => serde_json::to_string_pretty(&Event::json_schema())?,
+            };
             writeln!(stdout::lock(), "{schema}")?;
             Ok(0)
         }
@@ -98,7 +101,8 @@ fn run(cli: Cli) -> Result<u8> {
         Some(Command::Detect { paths }) => detect(&paths),
         Some(Command::Survey(args)) => cli::survey::run(&args),
         Some(Command::Diagnostics(args)) => diagnostics(&args),
-        Some(Command::Usage(args)) => usage(args),
+        Some(Command::Usage(args)) => cli::usage::run(args),
+        Some(Command::Statusline(args)) => cli::statusline::run(args),
         None => normalize(cli.norm),
     }
 }
@@ -239,91 +243,4 @@ fn html(args: &NormalizeArgs, filter: TypeFilter) -> Result<u8> {
         return Ok(130);
     }
     Ok(exit_code(args, found.unknown, failed || found.input_failed, found.turn_failed))
-}
-
-/// Where `agentnorm usage` looks when given no path: the saved sessions of Claude Code and Codex
-/// (`$CLAUDE_CONFIG_DIR/projects` or `~/.claude/projects`, `$CODEX_HOME/sessions` or
-/// `~/.codex/sessions`), those that exist.
-fn default_usage_paths() -> Vec<PathBuf> {
-    let home = std::env::var_os("HOME").map(PathBuf::from);
-    let dir =
-        |var: &str, dot: &str| std::env::var_os(var).map(PathBuf::from).or_else(|| home.as_ref().map(|h| h.join(dot)));
-    [
-        dir("CLAUDE_CONFIG_DIR", ".claude").map(|d| d.join("projects")),
-        dir("CODEX_HOME", ".codex").map(|d| d.join("sessions")),
-    ]
-    .into_iter()
-    .flatten()
-    .filter(|p| p.is_dir())
-    .collect()
-}
-
-fn usage(args: UsageArgs) -> Result<u8> {
-    use agentnorm::sink::report::{self, Collector, GroupBy, Report, ReportOptions};
-    let bound = |s: &Option<String>, end: bool, flag: &str| -> Result<Option<i64>> {
-        s.as_deref()
-            .map(|s| report::parse_bound(s, end).with_context(|| format!("{flag} {s:?}: not RFC 3339 or YYYY-MM-DD")))
-            .transpose()
-    };
-    let opts = ReportOptions {
-        by: match args.by.as_str() {
-            "model" => GroupBy::Model,
-            "day" => GroupBy::Day,
-            _ => GroupBy::Session,
-        },
-        since_ms: bound(&args.since, false, "--since")?,
-        until_ms: bound(&args.until, true, "--until")?,
-    };
-    if let (Some(since), Some(until)) = (opts.since_ms, opts.until_ms)
-        && since > until
-    {
-        anyhow::bail!("--since is later than --until: no usage could count");
-    }
-    let paths = if args.paths.is_empty() {
-        let found = default_usage_paths();
-        if found.is_empty() {
-            anyhow::bail!("no PATH given and neither ~/.claude/projects nor ~/.codex/sessions exists");
-        }
-        found
-    } else {
-        args.paths
-    };
-    let mut failed = false;
-    let inputs = input::expand(&paths, &mut failed);
-    let dialect = args.dialect;
-    let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let mut progress = progress::Progress::start(inputs.len(), true);
-    let counters = progress.counters();
-    let collected = exec::map_inputs(&inputs, threads, |input| -> Result<report::InputUsage, String> {
-        let _done = counters.as_deref().map(progress::Counters::done_on_drop);
-        let options = Options::default().dialect(dialect).observed_at(false);
-        let mut collector = Collector::new(input.source());
-        // A partly read input is not reported: its totals would be short.
-        if let (_, Some(why)) = exec::feed_input(input, &options, counters.as_deref(), &mut collector) {
-            return Err(why);
-        }
-        Ok(collector.finish())
-    });
-    progress.finish();
-    let mut rep = Report::default();
-    for c in collected {
-        match c {
-            Ok(u) => rep.add(u),
-            Err(why) => {
-                eprintln!("agentnorm: {why}");
-                failed = true;
-            }
-        }
-    }
-    let (rows, totals) = rep.rows(&opts);
-    let mut out = io::BufWriter::new(stdout::lock());
-    if args.json {
-        report::write_json(&mut out, &rows, &totals)?;
-    } else if args.csv {
-        report::write_csv(&mut out, opts.by, &rows, &totals)?;
-    } else {
-        report::write_table(&mut out, opts.by, &rows, &totals)?;
-    }
-    out.flush()?;
-    Ok(if failed { 2 } else { 0 })
 }

@@ -544,7 +544,11 @@ fn trap_no_partial_messages_usage_once_at_first_line_without_output() {
         assert!(u["usage"].get("output").is_none(), "the snapshot output count is not final: {u}");
     }
     let u = usage_for(&evs, "msg_01NpA7tRkq2VfWc9Lx3Hy5Ed");
-    assert_eq!(u["usage"], serde_json::json!({"input": 3, "cache_read": 18800, "cache_write": 4120, "context": 22923}));
+    // cache_write_1h: the fixture writes the whole 4120 to the 1-hour cache (an extension).
+    assert_eq!(
+        u["usage"],
+        serde_json::json!({"input": 3, "cache_read": 18800, "cache_write": 4120, "context": 22923, "cache_write_1h": 4120})
+    );
 }
 
 #[test]

@@ -5,10 +5,13 @@
 //! `stream_event` deltas and then repeats the text in the whole message. Both repeats are
 //! expressed as [`Piece`]s the fold resolves (once per `message.id`; text exactly once).
 
-use super::{Adapter, Claim, Cx, Mapped, NO_ID, Own, Piece, Recent, content_text, failure_kind, subagent_status, summary, tool_kind};
+use super::{
+    Adapter, Claim, Cx, Mapped, NO_ID, Own, Piece, Recent, ToolKinds, content_text, failure_kind, subagent_status, summary,
+    unlisted_kind,
+};
 use crate::dialect::usage;
 use crate::event::{
-    Envelope, Event, FailureKind, Level, SubagentOperation, SubagentStatus, Text, UnknownReason, Usage, UsageScope,
+    Envelope, Event, FailureKind, Level, SubagentOperation, SubagentStatus, Text, ToolKind, UnknownReason, Usage, UsageScope,
 };
 use crate::read::frame::Val;
 
@@ -83,14 +86,12 @@ impl Adapter for Claude {
                         // Input and cache figures from the message, or from the `message_delta`
                         // where it carries them and the message's are zero (SPEC §3 `usage`); the
                         // final output count here.
-                        let pick = |msg: Option<u64>, delta: Option<u64>| match (msg, delta) {
-                            (Some(0) | None, Some(d)) if d > 0 => Some(d),
-                            (m, d) => m.or(d),
-                        };
                         let u = Usage {
-                            input: pick(start.input, fin.input),
-                            cache_read: pick(start.cache_read, fin.cache_read),
-                            cache_write: pick(start.cache_write, fin.cache_write),
+                            input: usage::start_or_delta(start.input, fin.input),
+                            cache_read: usage::start_or_delta(start.cache_read, fin.cache_read),
+                            cache_write: usage::start_or_delta(start.cache_write, fin.cache_write),
+                            cache_write_1h: usage::start_or_delta(start.cache_write_1h, fin.cache_write_1h),
+                            service_tier: start.service_tier.or(fin.service_tier),
                             output: fin.output,
                             ..Usage::default()
                         };
@@ -223,6 +224,12 @@ const SDK_BOOKKEEPING: &[&str] = &[
 
 /// Maps one Claude frame.
 pub fn map(f: Val<'_>, m: &mut Mapped) {
+    map_with(f, m, tool_kind);
+}
+
+/// Maps one Claude-shaped frame whose tool names are read with `kinds` (Qwen's stream is
+/// Claude's, its tools are its own).
+pub(crate) fn map_with(f: Val<'_>, m: &mut Mapped, kinds: ToolKinds) {
     m.session_id = f.string_at("session_id");
     m.parent_tool_id = f.string_at("parent_tool_use_id");
     m.at = f.string_at("timestamp");
@@ -232,7 +239,7 @@ pub fn map(f: Val<'_>, m: &mut Mapped) {
     m.frame = ty.to_owned();
     match ty {
         "system" => system(f, m),
-        "assistant" => assistant(f, m),
+        "assistant" => assistant(f, m, kinds),
         "user" => user(f, m),
         "result" => result(f, m),
         "stream_event" => stream_event(f, m),
@@ -436,7 +443,7 @@ fn subagent(f: Val<'_>, m: &mut Mapped, operation: SubagentOperation, raw_status
     });
 }
 
-fn assistant(f: Val<'_>, m: &mut Mapped) {
+fn assistant(f: Val<'_>, m: &mut Mapped, kinds: ToolKinds) {
     let Some(msg) = f.get("message").filter(|v| v.is_object()) else {
         return m.unknown(UnknownReason::MalformedFrame, None);
     };
@@ -457,7 +464,7 @@ fn assistant(f: Val<'_>, m: &mut Mapped) {
             .unwrap_or_else(|| error.to_owned());
         return m.push(super::diagnostic(level, &format!("claude.api_error.{error}"), text, Vec::new()));
     }
-    assistant_content(msg, &message_id, m);
+    assistant_content(msg, &message_id, m, kinds);
     // `<synthetic>` messages (local command output, API error notices) are no model request.
     if model != Some("<synthetic>")
         && let Some(u) = msg.get("usage").filter(|u| u.is_object()).map(usage::claude)
@@ -483,11 +490,11 @@ fn assistant(f: Val<'_>, m: &mut Mapped) {
 
 /// The content of an assistant `message` (an array of blocks, or a plain string): text and
 /// thinking as whole-message pieces, tool blocks as tool events. Shared with the transcript
-/// adapter, whose lines hold the same `message` shapes.
-pub(crate) fn assistant_content(msg: Val<'_>, message_id: &Option<String>, m: &mut Mapped) {
+/// adapter, whose lines hold the same `message` shapes; tool names are read with `kinds`.
+pub(crate) fn assistant_content(msg: Val<'_>, message_id: &Option<String>, m: &mut Mapped, kinds: ToolKinds) {
     if let Some(blocks) = msg.array_at("content") {
         for b in blocks {
-            block(b, message_id, m);
+            block(b, message_id, m, kinds);
         }
     } else if let Some(text) = msg.text_at("content") {
         let event = Event::OutputDelta { env: Envelope::default(), text, message_id: message_id.clone() };
@@ -495,7 +502,7 @@ pub(crate) fn assistant_content(msg: Val<'_>, message_id: &Option<String>, m: &m
     }
 }
 
-fn block(b: Val<'_>, message_id: &Option<String>, m: &mut Mapped) {
+fn block(b: Val<'_>, message_id: &Option<String>, m: &mut Mapped, kinds: ToolKinds) {
     let whole = |event| Piece::from(ClaudePiece::WholeMessage { message_id: message_id.clone(), event });
     match b.str_at("type") {
         Some("text") => {
@@ -512,7 +519,7 @@ fn block(b: Val<'_>, message_id: &Option<String>, m: &mut Mapped) {
             m.pieces.push(whole(Event::Reasoning { env: Envelope::default(), text }));
         }
         Some("redacted_thinking") => m.pieces.push(whole(Event::Reasoning { env: Envelope::default(), text: None })),
-        Some("tool_use" | "server_tool_use" | "mcp_tool_use") => tool_use(b, m),
+        Some("tool_use" | "server_tool_use" | "mcp_tool_use") => tool_use(b, m, kinds),
         Some(
             "tool_result"
             | "web_search_tool_result"
@@ -527,9 +534,9 @@ fn block(b: Val<'_>, message_id: &Option<String>, m: &mut Mapped) {
     }
 }
 
-fn tool_use(b: Val<'_>, m: &mut Mapped) {
+fn tool_use(b: Val<'_>, m: &mut Mapped, kinds: ToolKinds) {
     let name = b.str_at("name").unwrap_or("unknown");
-    let kind = tool_kind(name);
+    let kind = kinds(name);
     let input = b.get("input").filter(|v| !v.is_null());
     m.tool_started(
         b.string_at("id").unwrap_or_else(|| NO_ID.to_owned()),
@@ -540,6 +547,26 @@ fn tool_use(b: Val<'_>, m: &mut Mapped) {
     );
     if let Some(extra) = super::call_extra(kind, input) {
         m.push(extra);
+    }
+}
+
+/// Claude Code's tool names onto kinds (SPEC §3), with those of the Claude-compatible streams
+/// read as Claude: Amp's `--stream-json` (`glob`, `finder`, `create_file`, `edit_file`,
+/// `todo_write`, `web_search`) and the API's server tools (`server_tool_use` `web_search` /
+/// `web_fetch`). The saved transcripts (`claude_transcript`) are read with it too.
+pub(crate) fn tool_kind(name: &str) -> ToolKind {
+    match name {
+        "Bash" | "BashOutput" | "KillShell" | "KillBash" => ToolKind::Shell,
+        "Read" | "NotebookRead" | "LS" => ToolKind::Read,
+        "Write" | "create_file" => ToolKind::Write,
+        "Edit" | "MultiEdit" | "NotebookEdit" | "edit_file" => ToolKind::Edit,
+        "Grep" | "Glob" | "ToolSearch" | "glob" | "finder" => ToolKind::Search,
+        "WebFetch" | "web_fetch" => ToolKind::Fetch,
+        "WebSearch" | "web_search" => ToolKind::WebSearch,
+        "Task" | "Agent" => ToolKind::Task,
+        "TodoWrite" | "ExitPlanMode" | "todo_write" => ToolKind::Plan,
+        "AskUserQuestion" => ToolKind::Ask,
+        n => unlisted_kind(n),
     }
 }
 
@@ -793,6 +820,61 @@ fn rate_limit(f: Val<'_>, m: &mut Mapped) {
                 overage_status: None,
                 using_overage: None,
             });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dialect::assert_kinds;
+
+    #[test]
+    fn claude_tool_names() {
+        use ToolKind::*;
+        assert_kinds(
+            tool_kind,
+            &[
+                ("Bash", Shell),
+                ("BashOutput", Shell),
+                ("KillShell", Shell),
+                ("Read", Read),
+                ("LS", Read),
+                ("Write", Write),
+                ("MultiEdit", Edit),
+                ("NotebookEdit", Edit),
+                ("Glob", Search),
+                ("ToolSearch", Search),
+                ("WebFetch", Fetch),
+                ("WebSearch", WebSearch),
+                ("Agent", Task),
+                ("Task", Task),
+                ("TodoWrite", Plan),
+                ("ExitPlanMode", Plan),
+                ("AskUserQuestion", Ask),
+                ("mcp__github__search", Mcp),
+                // Amp's and the API's server tools.
+                ("create_file", Write),
+                ("edit_file", Edit),
+                ("glob", Search),
+                ("finder", Search),
+                ("todo_write", Plan),
+                ("web_search", WebSearch),
+                ("web_fetch", Fetch),
+                ("Frobnicate", Other),
+            ],
+        );
+    }
+
+    #[test]
+    fn other_clis_names_are_not_claudes() {
+        use ToolKind::Other;
+        // Codex, Gemini, OpenCode, Cursor and Qwen names that the one shared table used to know.
+        for name in ["shell", "exec_command", "apply_patch", "run_shell_command", "read_file", "bash", "read", "edit"] {
+            assert_kinds(tool_kind, &[(name, Other)]);
+        }
+        for name in ["update_plan", "spawn_agent", "write_todos", "todowrite", "question", "request_user_input"] {
+            assert_kinds(tool_kind, &[(name, Other)]);
         }
     }
 }

@@ -270,7 +270,7 @@ fn assistant(f: Val<'_>, m: &mut Mapped) {
     }
     let message_id = msg.string_at("id");
     let model = msg.str_at("model");
-    claude::assistant_content(msg, &message_id, m);
+    claude::assistant_content(msg, &message_id, m, claude::tool_kind);
     // `<synthetic>` messages (local command output, API error notices) are no model request.
     if model == Some("<synthetic>") {
         return;

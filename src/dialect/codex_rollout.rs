@@ -42,7 +42,7 @@
 
 use super::codex::{error_diagnostic, shell_summary, token_count};
 use super::codex::CodexPiece;
-use super::{Adapter, Claim, Cx, Mapped, NO_ID, Own, Piece, diagnostic, failure_kind, one_line, summary, tool_kind};
+use super::{Adapter, Claim, Cx, Mapped, NO_ID, Own, Piece, diagnostic, failure_kind, one_line, summary, unlisted_kind};
 use crate::event::{
     Envelope, Event, FailureKind, Json, Level, SubagentOperation, SubagentStatus, Text, ToolKind, UnknownReason,
 };
@@ -741,6 +741,26 @@ fn custom_tool_call(p: Val<'_>, m: &mut Mapped) {
     m.tool_started(call_id(p), name, tool_kind(name), input, summary);
 }
 
+/// The names of Codex's function and custom tools (`function_call` / `custom_tool_call`
+/// `name`) onto kinds (SPEC §3): `shell` (argv) and the unified `exec_command` / `write_stdin`,
+/// `apply_patch`, `view_image`, `update_plan`, `request_user_input`, the collaboration tools
+/// (`spawn_agent`, `send_input`, `wait`, `close_agent`), `web_search`, `tool_search`;
+/// `mcp__<server>__<tool>` is mcp. Response items that are calls of their own
+/// (`local_shell_call`, `web_search_call`, `tool_search_call`) have their kinds where they are mapped.
+fn tool_kind(name: &str) -> ToolKind {
+    match name {
+        "shell" | "exec_command" | "write_stdin" => ToolKind::Shell,
+        "view_image" => ToolKind::Read,
+        "apply_patch" => ToolKind::Edit,
+        "tool_search" => ToolKind::Search,
+        "web_search" => ToolKind::WebSearch,
+        "spawn_agent" | "send_input" | "wait" | "close_agent" => ToolKind::Task,
+        "update_plan" => ToolKind::Plan,
+        "request_user_input" => ToolKind::Ask,
+        n => unlisted_kind(n),
+    }
+}
+
 fn local_shell_call(p: Val<'_>, m: &mut Mapped) {
     let action = p.get("action").filter(|a| a.is_object());
     let summary = action.and_then(|a| a.get("command")).and_then(shell_summary);
@@ -894,3 +914,40 @@ fn seconds_ms(s: f64) -> Option<u64> {
 // ------------------------------------------------------------------------------------------------
 // JSON inside strings
 // ------------------------------------------------------------------------------------------------
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dialect::assert_kinds;
+
+    #[test]
+    fn codex_tool_names() {
+        use ToolKind::*;
+        assert_kinds(
+            tool_kind,
+            &[
+                ("shell", Shell),
+                ("exec_command", Shell),
+                ("write_stdin", Shell),
+                ("view_image", Read),
+                ("apply_patch", Edit),
+                ("tool_search", Search),
+                ("web_search", WebSearch),
+                ("spawn_agent", Task),
+                ("send_input", Task),
+                ("wait", Task),
+                ("close_agent", Task),
+                ("update_plan", Plan),
+                ("request_user_input", Ask),
+                ("mcp__docs__lookup", Mcp),
+                // Codex's MCP resource tools are its own functions, not MCP calls (Gemini's are).
+                ("list_mcp_resources", Other),
+                // Claude's and Gemini's names.
+                ("Bash", Other),
+                ("Read", Other),
+                ("run_shell_command", Other),
+                ("TodoWrite", Other),
+            ],
+        );
+    }
+}

@@ -20,7 +20,7 @@
 //! - A `system`/`init` without `reasoning_effort` cannot be told from a Claude init without
 //!   Claude's marks: it ties, and the stream's dialect (Claude on a fresh stream) keeps it.
 
-use super::{Adapter, Claim, Cx, Mapped, Own, Piece, content_text, diagnostic, failure_kind, summary, tool_kind};
+use super::{Adapter, Claim, Cx, Mapped, Own, Piece, content_text, diagnostic, failure_kind, summary, unlisted_kind};
 use crate::event::{Envelope, Event, FailureKind, Level, PlanItem, PlanStatus, Text, ToolKind, UnknownReason, Usage};
 use crate::read::frame::Val;
 
@@ -208,8 +208,9 @@ fn init(f: Val<'_>, m: &mut Mapped) {
     });
 }
 
-/// The kind of a droid tool.
-fn droid_kind(name: &str) -> ToolKind {
+/// droid's tool names onto kinds (SPEC §3); MCP tools are `<server>___<tool>` (or
+/// `mcp__<server>__<tool>`).
+fn tool_kind(name: &str) -> ToolKind {
     match name {
         "Execute" => ToolKind::Shell,
         "Read" | "LS" => ToolKind::Read,
@@ -221,9 +222,9 @@ fn droid_kind(name: &str) -> ToolKind {
         "Task" => ToolKind::Task,
         "TodoWrite" => ToolKind::Plan,
         "AskUser" => ToolKind::Ask,
-        n if n.contains("___") || n.starts_with("mcp__") => ToolKind::Mcp,
+        n if n.contains("___") => ToolKind::Mcp,
         "ExitSpecMode" | "Skill" | "GenerateDroid" | "ProposeMission" => ToolKind::Other,
-        n => tool_kind(n),
+        n => unlisted_kind(n),
     }
 }
 
@@ -231,7 +232,7 @@ fn tool_call(f: Val<'_>, m: &mut Mapped) {
     let (Some(id), Some(name)) = (f.string_at("id"), f.str_at("toolName")) else {
         return m.unknown(UnknownReason::MalformedFrame, None);
     };
-    let kind = droid_kind(name);
+    let kind = tool_kind(name);
     let input = f.get("parameters").filter(|p| !p.is_null());
     m.tool_started(id, name, kind, input.map(|v| v.to_json()), summary(kind, input));
     let todos = input.and_then(|i| i.get("todos"));
@@ -310,6 +311,7 @@ fn completion(f: Val<'_>, m: &mut Mapped) {
             output: u.u64_at("output_tokens"),
             reasoning: u.u64_at("thinking_tokens"),
             context: None,
+            ..Usage::default()
         })
         .filter(|u| !u.is_empty());
     let final_text = f.text_at("finalText");
@@ -366,6 +368,38 @@ fn error(f: Val<'_>, m: &mut Mapped) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dialect::assert_kinds;
+
+    #[test]
+    fn droid_tool_names() {
+        use ToolKind::*;
+        assert_kinds(
+            tool_kind,
+            &[
+                ("Execute", Shell),
+                ("Read", Read),
+                ("LS", Read),
+                ("Create", Write),
+                ("Edit", Edit),
+                ("MultiEdit", Edit),
+                ("ApplyPatch", Edit),
+                ("Grep", Search),
+                ("Glob", Search),
+                ("FetchUrl", Fetch),
+                ("WebSearch", WebSearch),
+                ("Task", Task),
+                ("TodoWrite", Plan),
+                ("AskUser", Ask),
+                ("github___list_issues", Mcp),
+                ("mcp__github__list_issues", Mcp),
+                ("ExitSpecMode", Other),
+                // Claude's names that droid spells its own way.
+                ("Bash", Other),
+                ("Write", Other),
+                ("WebFetch", Other),
+            ],
+        );
+    }
 
     #[test]
     fn todo_lines() {

@@ -19,7 +19,9 @@
 //! - Timestamps are RFC 3339 strings; the placeholder `<TIMESTAMP>` of upstream snapshots is
 //!   dropped by the fold.
 
-use super::{Adapter, Claim, Cx, Mapped, NO_ID, Own, Piece, content_text, diagnostic, failure_kind, one_line, summary, tool_kind};
+use super::{
+    Adapter, Claim, Cx, Mapped, NO_ID, Own, Piece, content_text, diagnostic, failure_kind, one_line, summary, unlisted_kind,
+};
 use crate::dialect::usage;
 use crate::event::{Envelope, Event, FailureKind, Level, Text, ToolKind, UnknownReason, Usage};
 use crate::read::frame::Val;
@@ -171,7 +173,7 @@ fn tool_use(f: Val<'_>, m: &mut Mapped) {
     let Some(name) = f.str_at("tool_name") else {
         return m.unknown(UnknownReason::MalformedFrame, None);
     };
-    let kind = gemini_kind(name);
+    let kind = tool_kind(name);
     let input = f.get("parameters").filter(|p| !p.is_null());
     // `list_directory` names a `dir_path`, `web_fetch` a `prompt` holding its URLs.
     let summary = own_summary(name, input).or_else(|| summary(kind, input)).or_else(|| {
@@ -190,15 +192,25 @@ fn tool_use(f: Val<'_>, m: &mut Mapped) {
     }
 }
 
-/// Gemini CLI's tool names on top of the shared table: MCP tools are `mcp_<server>_<tool>`
-/// (`MCP_TOOL_PREFIX` in gemini-cli's `mcp-tool.ts`), MCP resources are read through
-/// `read_mcp_resource` / `list_mcp_resources`, and `invoke_agent` runs a subagent.
-fn gemini_kind(name: &str) -> ToolKind {
+/// Gemini CLI's tool names onto kinds (SPEC §3): its core tools (gemini-cli's
+/// `tool-names.ts`; `search_file_content` is `grep_search`'s older name), MCP tools as
+/// `mcp_<server>_<tool>` (`MCP_TOOL_PREFIX` in `mcp-tool.ts`), MCP resources read through
+/// `read_mcp_resource` / `list_mcp_resources`, and `invoke_agent`, which runs a subagent.
+fn tool_kind(name: &str) -> ToolKind {
     match name {
-        n if n.starts_with("mcp_") && n.len() > 4 => ToolKind::Mcp,
-        "read_mcp_resource" | "list_mcp_resources" => ToolKind::Mcp,
+        "run_shell_command" => ToolKind::Shell,
+        "read_file" | "read_many_files" | "list_directory" => ToolKind::Read,
+        "write_file" => ToolKind::Write,
+        "replace" => ToolKind::Edit,
+        "glob" | "grep_search" | "search_file_content" => ToolKind::Search,
+        "web_fetch" => ToolKind::Fetch,
+        "google_web_search" => ToolKind::WebSearch,
         "invoke_agent" => ToolKind::Task,
-        _ => tool_kind(name),
+        "write_todos" => ToolKind::Plan,
+        "ask_user" => ToolKind::Ask,
+        "read_mcp_resource" | "list_mcp_resources" => ToolKind::Mcp,
+        n if n.starts_with("mcp_") && n.len() > 4 => ToolKind::Mcp,
+        n => unlisted_kind(n),
     }
 }
 
@@ -425,5 +437,44 @@ fn json_output(f: Val<'_>, m: &mut Mapped) {
             stop_reason: f.string_at("finish_reason"),
             model_usage: None,
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dialect::assert_kinds;
+
+    #[test]
+    fn gemini_tool_names() {
+        use ToolKind::*;
+        assert_kinds(
+            tool_kind,
+            &[
+                ("run_shell_command", Shell),
+                ("read_file", Read),
+                ("read_many_files", Read),
+                ("list_directory", Read),
+                ("write_file", Write),
+                ("replace", Edit),
+                ("glob", Search),
+                ("grep_search", Search),
+                ("search_file_content", Search),
+                ("web_fetch", Fetch),
+                ("google_web_search", WebSearch),
+                ("invoke_agent", Task),
+                ("write_todos", Plan),
+                ("ask_user", Ask),
+                ("mcp_github_search_issues", Mcp),
+                ("read_mcp_resource", Mcp),
+                ("mcp_", Other),
+                ("save_memory", Other),
+                // Claude's, Codex's and Qwen's names.
+                ("Bash", Other),
+                ("shell", Other),
+                ("edit", Other),
+                ("todo_write", Other),
+            ],
+        );
     }
 }

@@ -18,7 +18,7 @@
 //!   Codex's (a diagnostic), since structure cannot tell them apart.
 //! - The json document has no `type`: `text`, `stopReason`, `sessionId`, `thought`, `usage`, …
 
-use super::{Adapter, Claim, Mapped, content_text, failure_kind, one_line, summary, tool_kind};
+use super::{Adapter, Claim, Mapped, content_text, failure_kind, one_line, summary, unlisted_kind};
 use crate::event::{Envelope, Event, FailureKind, Text, ToolKind, UnknownReason, Usage};
 use crate::read::frame::Val;
 
@@ -138,6 +138,7 @@ fn grok_usage(u: Val<'_>) -> Option<Usage> {
         output: u.u64_at("output_tokens"),
         reasoning: u.u64_at("reasoning_tokens"),
         context: None,
+        ..Usage::default()
     };
     (!figures.is_empty()).then_some(figures)
 }
@@ -153,11 +154,18 @@ fn grok_kind(acp: Option<&str>, name: &str) -> ToolKind {
         Some("switch_mode") => return ToolKind::Plan,
         _ => {}
     }
+    tool_kind(name)
+}
+
+/// Grok Build's tool names (`toolName`) onto kinds (SPEC §3), for calls whose ACP `kind` does not
+/// say; `mcp__<server>__<tool>` is mcp.
+fn tool_kind(name: &str) -> ToolKind {
     match name {
         "run_terminal_cmd" => ToolKind::Shell,
-        "list_dir" => ToolKind::Read,
+        "read_file" | "list_dir" => ToolKind::Read,
         "write" | "write_file" => ToolKind::Write,
-        n => tool_kind(n),
+        "search_replace" => ToolKind::Edit,
+        n => unlisted_kind(n),
     }
 }
 
@@ -291,5 +299,37 @@ fn document(f: Val<'_>, m: &mut Mapped) {
     if m.session_id.is_some() {
         let session = m.pieces.remove(before);
         m.pieces.insert(0, session);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dialect::assert_kinds;
+
+    #[test]
+    fn grok_tool_names() {
+        use ToolKind::*;
+        assert_kinds(
+            tool_kind,
+            &[
+                ("run_terminal_cmd", Shell),
+                ("read_file", Read),
+                ("list_dir", Read),
+                ("write", Write),
+                ("write_file", Write),
+                ("search_replace", Edit),
+                ("mcp__docs__lookup", Mcp),
+                ("Bash", Other),
+                ("run_shell_command", Other),
+            ],
+        );
+    }
+
+    #[test]
+    fn the_acp_kind_wins_over_the_name() {
+        assert_eq!(grok_kind(Some("execute"), "read_file"), ToolKind::Shell);
+        assert_eq!(grok_kind(Some("think"), "read_file"), ToolKind::Read);
+        assert_eq!(grok_kind(None, "search_replace"), ToolKind::Edit);
     }
 }

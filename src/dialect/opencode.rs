@@ -18,9 +18,9 @@
 //!   ([`StepPiece::StepFinish`]). `done` completes a turn that has no `turn_completed` yet.
 //! - `tokens.output` leaves reasoning out; SPEC §4 adds it back (`usage::opencode`).
 
-use super::{Adapter, Claim, Cx, Mapped, NO_ID, Own, Piece, content_text, failure_kind, one_line, summary, tool_kind};
+use super::{Adapter, Claim, Cx, Mapped, NO_ID, Own, Piece, content_text, failure_kind, one_line, summary, unlisted_kind};
 use crate::dialect::usage;
-use crate::event::{Envelope, Event, FailureKind, Level, UnknownReason, Usage};
+use crate::event::{Envelope, Event, FailureKind, Level, ToolKind, UnknownReason, Usage};
 use crate::read::frame::Val;
 
 /// The `opencode` dialect.
@@ -244,6 +244,24 @@ pub fn map(f: Val<'_>, m: &mut Mapped) {
     }
 }
 
+/// OpenCode's tool ids (`part.tool`) onto kinds (SPEC §3): its built-in tools, all lowercase
+/// (`apply_patch` is what it gives GPT models instead of `edit`); `mcp__<server>__<tool>` is mcp.
+fn tool_kind(name: &str) -> ToolKind {
+    match name {
+        "bash" => ToolKind::Shell,
+        "read" | "list" | "todoread" => ToolKind::Read,
+        "write" => ToolKind::Write,
+        "edit" | "multiedit" | "patch" | "apply_patch" => ToolKind::Edit,
+        "glob" | "grep" => ToolKind::Search,
+        "webfetch" => ToolKind::Fetch,
+        "websearch" | "codesearch" => ToolKind::WebSearch,
+        "task" => ToolKind::Task,
+        "todowrite" => ToolKind::Plan,
+        "question" => ToolKind::Ask,
+        n => unlisted_kind(n),
+    }
+}
+
 fn tool_use(p: Val<'_>, m: &mut Mapped) {
     let (Some(name), Some(state)) = (p.str_at("tool"), p.get("state").filter(|s| s.is_object())) else {
         return m.unknown(UnknownReason::MalformedFrame, None);
@@ -360,4 +378,44 @@ fn error(f: Val<'_>, m: &mut Mapped) {
         duration_ms: None,
         model_usage: None,
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dialect::assert_kinds;
+
+    #[test]
+    fn opencode_tool_names() {
+        use ToolKind::*;
+        assert_kinds(
+            tool_kind,
+            &[
+                ("bash", Shell),
+                ("read", Read),
+                ("list", Read),
+                ("todoread", Read),
+                ("write", Write),
+                ("edit", Edit),
+                ("multiedit", Edit),
+                ("patch", Edit),
+                ("apply_patch", Edit),
+                ("glob", Search),
+                ("grep", Search),
+                ("webfetch", Fetch),
+                ("websearch", WebSearch),
+                ("codesearch", WebSearch),
+                ("task", Task),
+                ("todowrite", Plan),
+                ("question", Ask),
+                ("mcp__tracker__create_issue", Mcp),
+                ("skill", Other),
+                // Claude's, Codex's and Gemini's names.
+                ("Bash", Other),
+                ("shell", Other),
+                ("read_file", Other),
+                ("web_fetch", Other),
+            ],
+        );
+    }
 }

@@ -26,7 +26,7 @@
 //! - Tool calls carry no timing; a failed `bash` ends its text with `Command exited with code N`,
 //!   which gives `exit_code`.
 
-use super::{Adapter, Claim, Cx, Mapped, Own, Piece, content_text, diagnostic, failure_kind, summary, tool_kind};
+use super::{Adapter, Claim, Cx, Mapped, Own, Piece, content_text, diagnostic, failure_kind, summary, unlisted_kind};
 use crate::dialect::usage;
 use crate::event::{Envelope, Event, FailureKind, Level, Text, ToolKind, UnknownReason, Usage};
 use crate::read::frame::Val;
@@ -397,6 +397,7 @@ fn message(msg: Val<'_>) -> Message {
         output: u.u64_at("output"),
         reasoning: None,
         context: None,
+        ..Usage::default()
     });
     // No figure above zero: no request reached the model.
     let reported = |u: &Usage| [u.input, u.cache_read, u.cache_write, u.output].iter().any(|n| n.is_some_and(|n| n > 0));
@@ -455,16 +456,16 @@ fn message_update(f: Val<'_>, m: &mut Mapped) {
     }
 }
 
-/// pi's built-in tools (`read`, `bash`, `edit`, `write`, `grep`, `find`, `ls`); extensions' are
-/// `other` (a name is not guessed at).
-fn pi_kind(name: &str) -> ToolKind {
+/// pi's built-in tools (`read`, `bash`, `edit`, `write`, `grep`, `find`, `ls`) onto kinds (SPEC
+/// §3); extensions' are `other` (a name is not guessed at), `mcp__<server>__<tool>` mcp.
+fn tool_kind(name: &str) -> ToolKind {
     match name {
         "bash" => ToolKind::Shell,
         "read" | "ls" => ToolKind::Read,
         "write" => ToolKind::Write,
         "edit" => ToolKind::Edit,
         "grep" | "find" => ToolKind::Search,
-        other => tool_kind(other),
+        n => unlisted_kind(n),
     }
 }
 
@@ -473,7 +474,7 @@ fn tool_start(f: Val<'_>, m: &mut Mapped) {
         return m.unknown(UnknownReason::MalformedFrame, None);
     };
     m.parent_tool_id = f.string_at("parentToolCallId");
-    let kind = pi_kind(name);
+    let kind = tool_kind(name);
     let input = f.get("args").filter(|a| !a.is_null());
     m.tool_started(id, name, kind, input.map(|v| v.to_json()), summary(kind, input));
     if let Some(extra) = super::call_extra(kind, input) {
@@ -498,7 +499,7 @@ fn tool_end(f: Val<'_>, m: &mut Mapped) {
     m.push(Event::ToolCompleted {
         env: Envelope::default(),
         tool_id: id,
-        kind: name.as_deref().map(pi_kind),
+        kind: name.as_deref().map(tool_kind),
         name,
         ok,
         output,
@@ -538,7 +539,31 @@ fn compaction_end(f: Val<'_>, ty: &str, m: &mut Mapped) {
 
 #[cfg(test)]
 mod tests {
-    use super::exit_code;
+    use super::{exit_code, tool_kind};
+    use crate::dialect::assert_kinds;
+    use crate::event::ToolKind::*;
+
+    #[test]
+    fn pi_tool_names() {
+        assert_kinds(
+            tool_kind,
+            &[
+                ("bash", Shell),
+                ("read", Read),
+                ("ls", Read),
+                ("write", Write),
+                ("edit", Edit),
+                ("grep", Search),
+                ("find", Search),
+                ("mcp__docs__lookup", Mcp),
+                // An extension's tool, and other CLIs' names: not guessed at.
+                ("lint_report", Other),
+                ("Bash", Other),
+                ("glob", Other),
+                ("todowrite", Other),
+            ],
+        );
+    }
 
     #[test]
     fn exit_codes_from_bash_text() {

@@ -16,14 +16,15 @@
 //! - Qwen 0.14 reports an API failure as assistant text `[API Error: …]` and a successful
 //!   `result`: that text also gives an error `diagnostic` `qwen.api-error`.
 //!
-//! Everything else is Claude's mapping ([`super::claude::map`]), whose pieces are taken over
-//! here and resolved against this dialect's own state. The stream is recognised by its
-//! `system`/`init`, which has `qwen_code_version` (Claude's has `claude_code_version`); later
-//! Claude-shaped frames claim exactly what Claude's do, so they tie with Claude and the stream's
-//! dialect keeps them (a stream without its init line reads as `claude`).
+//! Everything else is Claude's mapping ([`super::claude::map_with`], with Qwen's own tool names),
+//! whose pieces are taken over here and resolved against this dialect's own state. The stream is
+//! recognised by its `system`/`init`, which has `qwen_code_version` (Claude's has
+//! `claude_code_version`); later Claude-shaped frames claim exactly what Claude's do, so they tie
+//! with Claude and the stream's dialect keeps them (a stream without its init line reads as
+//! `claude`, tool names and all).
 
 use super::claude::{Claude, ClaudePiece};
-use super::{Adapter, Claim, Cx, Mapped, Own, Piece, Recent, diagnostic};
+use super::{Adapter, Claim, Cx, Mapped, Own, Piece, Recent, diagnostic, unlisted_kind};
 use crate::dialect::usage;
 use crate::event::{Envelope, Event, Level, ToolKind, UnknownReason, Usage};
 use crate::read::frame::Val;
@@ -132,6 +133,7 @@ fn qwen_usage(u: Val<'_>) -> Option<Usage> {
         output: u.u64_at("output_tokens"),
         reasoning: None,
         context: None,
+        ..Usage::default()
     };
     let reported = [figures.input, figures.cache_read, figures.cache_write, figures.output]
         .iter()
@@ -139,11 +141,31 @@ fn qwen_usage(u: Val<'_>) -> Option<Usage> {
     reported.then_some(figures)
 }
 
-/// Tool names Qwen has beside the Gemini-core ones the shared table knows.
-fn qwen_kind(name: &str, kind: ToolKind) -> ToolKind {
+/// Qwen Code's tool names onto kinds (SPEC §3), as Claude's mapping reads its `tool_use` blocks:
+/// the Gemini-core tools it kept (`run_shell_command`, `read_file`, `list_directory`, …) and
+/// those it renamed or added (`edit`, `todo_write`, `web_search`, `task`, `tool_search`);
+/// `mcp__<server>__<tool>` is mcp. The names of [`late_kind`] come on top.
+fn tool_kind(name: &str) -> ToolKind {
+    match name {
+        "run_shell_command" => ToolKind::Shell,
+        "read_file" | "read_many_files" | "list_directory" => ToolKind::Read,
+        "write_file" => ToolKind::Write,
+        "edit" => ToolKind::Edit,
+        "glob" | "grep_search" | "tool_search" => ToolKind::Search,
+        "web_fetch" => ToolKind::Fetch,
+        "web_search" => ToolKind::WebSearch,
+        "task" => ToolKind::Task,
+        "todo_write" => ToolKind::Plan,
+        n => unlisted_kind(n),
+    }
+}
+
+/// Qwen's newer tools (`agent`, `task_stop`, `ask_user_question`, `exit_plan_mode`), given their
+/// kind on the mapped `tool_started` only: their summary and implied events are those of an
+/// `other` call (no `needs_input` from `ask_user_question`).
+fn late_kind(name: &str, kind: ToolKind) -> ToolKind {
     match (kind, name) {
         (ToolKind::Other, "agent" | "task_stop") => ToolKind::Task,
-        (ToolKind::Other, "tool_search") => ToolKind::Search,
         (ToolKind::Other, "ask_user_question") => ToolKind::Ask,
         (ToolKind::Other, "exit_plan_mode") => ToolKind::Plan,
         (k, _) => k,
@@ -152,7 +174,7 @@ fn qwen_kind(name: &str, kind: ToolKind) -> ToolKind {
 
 /// Maps one Qwen frame: Claude's mapping, with Qwen's usage, init keys and stream events.
 pub fn map(f: Val<'_>, m: &mut Mapped) {
-    super::claude::map(f, m);
+    super::claude::map_with(f, m, tool_kind);
     let ty = f.str_at("type");
     // `goal_state` / `tool_progress` stream events: liveness.
     if m.unknown == Some(UnknownReason::UnrecognizedFrame)
@@ -190,7 +212,7 @@ pub fn map(f: Val<'_>, m: &mut Mapped) {
                             *permission_mode = f.string_at("permission_mode");
                         }
                     }
-                    Event::ToolStarted { name, kind, .. } => *kind = qwen_kind(name, *kind),
+                    Event::ToolStarted { name, kind, .. } => *kind = late_kind(name, *kind),
                     Event::TurnCompleted { usage, .. } => *usage = msg_usage,
                     Event::TurnFailed { usage, error, .. } => {
                         *usage = msg_usage;
@@ -235,7 +257,47 @@ pub fn map(f: Val<'_>, m: &mut Mapped) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dialect::assert_kinds;
     use crate::read::frame::Parser;
+
+    #[test]
+    fn qwen_tool_names() {
+        use ToolKind::*;
+        assert_kinds(
+            tool_kind,
+            &[
+                ("run_shell_command", Shell),
+                ("read_file", Read),
+                ("read_many_files", Read),
+                ("list_directory", Read),
+                ("write_file", Write),
+                ("edit", Edit),
+                ("glob", Search),
+                ("grep_search", Search),
+                ("tool_search", Search),
+                ("web_fetch", Fetch),
+                ("web_search", WebSearch),
+                ("task", Task),
+                ("todo_write", Plan),
+                ("mcp__docs__lookup", Mcp),
+                ("skill", Other),
+                // Claude's names (Qwen's stream is Claude's, its tools are not) and Gemini's.
+                ("Bash", Other),
+                ("Read", Other),
+                ("TodoWrite", Other),
+                ("replace", Other),
+                ("google_web_search", Other),
+                // Kinds given after the mapping.
+                ("agent", Other),
+                ("ask_user_question", Other),
+            ],
+        );
+        assert_eq!(late_kind("agent", tool_kind("agent")), Task);
+        assert_eq!(late_kind("task_stop", Other), Task);
+        assert_eq!(late_kind("ask_user_question", Other), Ask);
+        assert_eq!(late_kind("exit_plan_mode", Other), Plan);
+        assert_eq!(late_kind("edit", tool_kind("edit")), Edit);
+    }
 
     #[test]
     fn cached_tokens_are_inside_input() {

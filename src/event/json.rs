@@ -131,7 +131,7 @@ impl Field for Dialect {
 impl Field for Usage {
     fn write_field(&self, key: &str, out: &mut Vec<u8>) {
         out.extend_from_slice(key.as_bytes());
-        let Usage { input, cache_read, cache_write, output, reasoning, context } = self;
+        let Usage { input, cache_read, cache_write, output, reasoning, context, cache_write_1h, service_tier } = self;
         let start = out.len();
         out.push(b'{');
         input.write_field(",\"input\":", out);
@@ -140,6 +140,8 @@ impl Field for Usage {
         output.write_field(",\"output\":", out);
         reasoning.write_field(",\"reasoning\":", out);
         context.write_field(",\"context\":", out);
+        cache_write_1h.write_field(",\"cache_write_1h\":", out);
+        service_tier.write_field(",\"service_tier\":", out);
         // The first member's comma goes.
         if out.len() > start + 1 {
             out.remove(start + 1);
@@ -167,6 +169,7 @@ via_serde!(
     i64,
     f64,
     ToolKind,
+    crate::event::ServiceTier,
     SubagentOperation,
     SubagentStatus,
     UsageScope,
@@ -375,6 +378,8 @@ mod tests {
             output: None,
             reasoning: Some(2),
             context: None,
+            cache_write_1h: Some(3),
+            service_tier: Some(crate::event::ServiceTier::Priority),
         };
         let some = |x: &str| Some(x.to_owned());
         let json = Json::from_trusted(serde_json::json!({ s: [s, n, f, null] }).to_string());
