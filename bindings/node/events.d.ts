@@ -45,6 +45,9 @@ export interface PlanItem {
 /** Status of one plan item. */
 export type PlanStatus = "pending" | "in_progress" | "completed" | "cancelled"
 
+/** Extension: a non-standard service tier (Claude `usage.service_tier`, OpenAI `service_tier`). */
+export type ServiceTier = "priority" | "flex" | "batch"
+
 /** What a subagent event reports. */
 export type SubagentOperation = "spawn" | "wait" | "message" | "close" | "update"
 
@@ -63,6 +66,12 @@ export interface Usage {
   cache_read?: number
   /** Prompt tokens written to the cache. */
   cache_write?: number
+  /**
+   * Extension: the part of `cache_write` written to the 1-hour cache (Claude
+   * `cache_creation.ephemeral_1h_input_tokens`), billed at twice the input rate where the
+   * 5-minute write costs 1.25×. Present only where the log reports a non-zero part.
+   */
+  cache_write_1h?: number
   /** On `usage` events: `input + cache_read + cache_write`, the context the provider saw. */
   context?: number
   /** Prompt tokens neither read from nor written to the cache. */
@@ -71,6 +80,11 @@ export interface Usage {
   output?: number
   /** The reasoning part of `output`. */
   reasoning?: number
+  /**
+   * Extension: the service tier that served the request where the log names one other than
+   * the standard tier (`priority`, `flex`, `batch`); it changes the price.
+   */
+  service_tier?: ServiceTier
 }
 
 /** Whether a turn's usage covers the turn or the whole session so far. */

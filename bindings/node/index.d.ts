@@ -37,7 +37,7 @@ export declare function read(source: Source, options?: NormalizerOptions): Async
 export declare function readBatches(source: Source, options?: NormalizerOptions): AsyncGenerator<Event[], void, undefined>
 
 export interface UsageOptions {
-  by?: 'session' | 'model' | 'day'
+  by?: 'session' | 'project' | 'model' | 'day' | 'week' | 'month' | 'block'
   /** RFC 3339 or YYYY-MM-DD. */
   since?: string
   /** RFC 3339 or YYYY-MM-DD (a day counts to its end). */

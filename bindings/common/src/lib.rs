@@ -295,9 +295,13 @@ impl Files {
     }
 }
 
+/// The groupings `usage` takes (`agentnorm usage --by`).
+pub const GROUPINGS: [&str; 7] = ["session", "project", "model", "day", "week", "month", "block"];
+
 /// The rows of `agentnorm usage --json` (the totals row last) as NDJSON, or the messages of the
-/// inputs that could not be read. `by` is `session`, `model` or `day`; `since` / `until` are
-/// RFC 3339 or `YYYY-MM-DD`. No path means the CLI's default folders.
+/// inputs that could not be read. `by` is one of [`GROUPINGS`]; `since` / `until` are RFC 3339 or
+/// `YYYY-MM-DD`, days in the system's time zone as the CLI's default. No path means the CLI's
+/// default folders.
 pub fn usage(
     paths: &[PathBuf],
     by: &str,
@@ -305,24 +309,21 @@ pub fn usage(
     until: Option<&str>,
     dialect_name: Option<&str>,
 ) -> Result<Vec<u8>, Error> {
+    let tz = jiff::tz::TimeZone::system();
     let bound = |s: Option<&str>, end: bool, flag: &str| -> Result<Option<i64>, Error> {
         s.map(|s| {
-            report::parse_bound(s, end)
+            report::parse_bound_in(s, end, &tz)
                 .ok_or_else(|| Error::Invalid(format!("{flag} {s:?}: not RFC 3339 or YYYY-MM-DD")))
         })
         .transpose()
     };
     let opts = ReportOptions {
-        by: match by {
-            "session" => GroupBy::Session,
-            "model" => GroupBy::Model,
-            "day" => GroupBy::Day,
-            other => {
-                return Err(Error::Invalid(format!("invalid by {other:?} (possible values: session, model, day)")));
-            }
-        },
+        by: GroupBy::from_name(by)
+            .ok_or_else(|| Error::Invalid(format!("invalid by {by:?} (possible values: {})", GROUPINGS.join(", "))))?,
         since_ms: bound(since, false, "since")?,
         until_ms: bound(until, true, "until")?,
+        tz: Some(tz.clone()),
+        ..ReportOptions::default()
     };
     // As the CLI refuses it (exit 2): a window that is empty by construction.
     if let (Some(since), Some(until)) = (opts.since_ms, opts.until_ms)
@@ -332,8 +333,8 @@ pub fn usage(
     }
     let forced = dialect(dialect_name)?;
     let paths = if paths.is_empty() { default_usage_paths()? } else { paths.to_vec() };
-    let mut rep = Report::default();
-    for path in expand(&paths)? {
+    let mut read = Vec::new();
+    for (order, path) in expand(&paths)?.into_iter().enumerate() {
         let mut reader = open(&path)?;
         let mut norm = Normalizer::new(Options::default().dialect(forced).observed_at(false));
         let mut collector = Collector::new(Some(path.display().to_string()));
@@ -351,7 +352,16 @@ pub fn usage(
             }
         }
         norm.finish(&mut collector);
-        rep.add(collector.finish());
+        let mut u = collector.finish();
+        u.set_order(order);
+        read.push(u);
+    }
+    // Counted in the CLI's order (by when each input started), so that a request repeated in a
+    // fork, a resume or an archived copy counts once, for the session that made it first.
+    report::by_first_time(&mut read);
+    let mut rep = Report::default();
+    for u in read {
+        rep.add(u);
     }
     let (rows, totals) = rep.rows(&opts);
     let mut out = Vec::new();
@@ -359,21 +369,41 @@ pub fn usage(
     Ok(out)
 }
 
-/// The CLI's folders for `usage` without a path: the saved sessions of Claude Code and Codex.
+/// The CLI's folders for `usage` without a path (its `src/cli/usage.rs`, which belongs to the
+/// binary): Claude Code's `projects` folders of `$CLAUDE_CONFIG_DIR` (comma-separated), else
+/// `~/.config/claude/projects` and `~/.claude/projects`; Codex's `sessions` and
+/// `archived_sessions` of `$CODEX_HOME`, else of `~/.codex`; those that exist.
 fn default_usage_paths() -> Result<Vec<PathBuf>, Error> {
-    let home = std::env::var_os("HOME").map(PathBuf::from);
-    let dir =
-        |var: &str, dot: &str| std::env::var_os(var).map(PathBuf::from).or_else(|| home.as_ref().map(|h| h.join(dot)));
-    let found: Vec<PathBuf> = [
-        dir("CLAUDE_CONFIG_DIR", ".claude").map(|d| d.join("projects")),
-        dir("CODEX_HOME", ".codex").map(|d| d.join("sessions")),
-    ]
-    .into_iter()
-    .flatten()
-    .filter(|p| p.is_dir())
-    .collect();
+    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+    let home = env("HOME").map(PathBuf::from);
+    let mut all = Vec::new();
+    match env("CLAUDE_CONFIG_DIR") {
+        Some(dirs) => {
+            for d in dirs.to_string_lossy().split(',').map(str::trim).filter(|d| !d.is_empty()) {
+                let d = PathBuf::from(d);
+                // The variable may name the config folder or its projects folder.
+                all.push(if d.ends_with("projects") { d } else { d.join("projects") });
+            }
+        }
+        None => {
+            if let Some(h) = &home {
+                all.push(h.join(".config/claude/projects"));
+                all.push(h.join(".claude/projects"));
+            }
+        }
+    }
+    if let Some(c) = env("CODEX_HOME").map(PathBuf::from).or_else(|| home.as_ref().map(|h| h.join(".codex"))) {
+        all.push(c.join("sessions"));
+        all.push(c.join("archived_sessions"));
+    }
+    all.dedup();
+    let found: Vec<PathBuf> = all.into_iter().filter(|p| p.is_dir()).collect();
     if found.is_empty() {
-        return Err(Error::Invalid("no PATH given and neither ~/.claude/projects nor ~/.codex/sessions exists".into()));
+        return Err(Error::Invalid(
+            "no PATH given and no saved sessions found (~/.claude/projects, ~/.config/claude/projects, \
+             $CLAUDE_CONFIG_DIR, ~/.codex/sessions, ~/.codex/archived_sessions, $CODEX_HOME)"
+                .into(),
+        ));
     }
     Ok(found)
 }
@@ -417,7 +447,7 @@ mod tests {
         let e = Files::new(&[PathBuf::from("no/such.jsonl")], Settings::default()).err().unwrap();
         assert_eq!(e.to_string(), "no/such.jsonl: No such file or directory (os error 2)");
         assert!(matches!(dialect(Some("nope")), Err(Error::Invalid(_))));
-        assert!(matches!(usage(&[], "week", None, None, None), Err(Error::Invalid(_))));
+        assert!(matches!(usage(&[], "fortnight", None, None, None), Err(Error::Invalid(_))));
         let e = usage(&[], "day", Some("2026-05-02"), Some("2026-05-01"), None).err().unwrap();
         assert_eq!(e.to_string(), "since is later than until: no usage could count");
     }

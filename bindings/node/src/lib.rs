@@ -147,7 +147,7 @@ impl Task for NextBatch {
 #[napi(object)]
 #[derive(Default)]
 pub struct UsageOptions {
-    /// `session` (default), `model` or `day`.
+    /// `session` (default), `project`, `model`, `day`, `week`, `month` or `block`.
     pub by: Option<String>,
     /// RFC 3339 or `YYYY-MM-DD`.
     pub since: Option<String>,

@@ -96,7 +96,8 @@ test('bad input never throws', () => {
 })
 
 test('usage equals the CLI', async (t) => {
-  for (const by of ['session', 'model', 'day']) {
+  // Every grouping but block (its active block is measured against the clock at each call).
+  for (const by of ['session', 'project', 'model', 'day', 'week', 'month']) {
     const theirs = cliEvents(t, ['usage', '--json', '-j1', '--by', by, 'fixtures/claude', 'fixtures/codex'])
     if (!theirs) return
     const ours = await agentnorm.usage(['fixtures/claude', 'fixtures/codex'], { by })
@@ -129,7 +130,12 @@ test('a missing file rejects with the CLI message', async () => {
 
 test('invalid options throw', async () => {
   assert.throws(() => new agentnorm.Normalizer({ dialect: 'nope' }), { message: /invalid dialect "nope"/ })
-  await assert.rejects(agentnorm.usage(['fixtures/claude'], { by: 'week' }), { message: /possible values: session, model, day/ })
+  await assert.rejects(agentnorm.usage(['fixtures/claude'], { by: 'fortnight' }), {
+    message: /possible values: session, project, model, day, week, month, block/,
+  })
+  await assert.rejects(agentnorm.usage(['fixtures/claude'], { since: '2026-05-02', until: '2026-05-01' }), {
+    message: /since is later than until/,
+  })
   await assert.rejects(agentnorm.usage(['fixtures/claude'], { since: 'yesterday' }), {
     message: 'since "yesterday": not RFC 3339 or YYYY-MM-DD',
   })

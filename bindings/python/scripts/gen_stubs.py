@@ -54,7 +54,7 @@ def read(
 ) -> Events: ...
 def usage(
     paths: Union[None, str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]] = None,
-    by: Literal["session", "model", "day"] = "session",
+    by: Literal["session", "project", "model", "day", "week", "month", "block"] = "session",
     since: Optional[str] = None,
     until: Optional[str] = None,
     dialect: Optional[DialectName] = None,

@@ -111,7 +111,8 @@ def test_bad_input_never_raises(junk):
 
 
 def test_usage_equals_cli(cli):
-    for by in ("session", "model", "day"):
+    # Every grouping but block (its active block is measured against the clock at each call).
+    for by in ("session", "project", "model", "day", "week", "month"):
         ours = agentnorm.usage(["fixtures/claude", "fixtures/codex"], by=by)
         theirs = cli_events(cli, "usage", "--json", "-j1", "--by", by, "fixtures/claude", "fixtures/codex")
         assert ours == theirs, by

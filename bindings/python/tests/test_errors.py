@@ -36,8 +36,10 @@ def test_unknown_dialect():
 
 
 def test_bad_usage_arguments(cli):
-    with pytest.raises(ValueError, match="possible values: session, model, day"):
-        agentnorm.usage(["fixtures/claude"], by="week")
+    with pytest.raises(ValueError, match="possible values: session, project, model, day, week, month, block"):
+        agentnorm.usage(["fixtures/claude"], by="fortnight")
+    with pytest.raises(ValueError, match="since is later than until"):
+        agentnorm.usage(["fixtures/claude"], since="2026-05-02", until="2026-05-01")
     with pytest.raises(ValueError) as e:
         agentnorm.usage(["fixtures/claude"], since="yesterday")
     assert str(e.value) == cli_message(cli, "usage", "--since", "yesterday", "fixtures/claude").replace("--since", "since")

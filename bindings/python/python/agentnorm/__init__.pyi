@@ -46,6 +46,10 @@ PlanStatus = Literal["pending", "in_progress", "completed", "cancelled"]
 """Status of one plan item."""
 
 
+ServiceTier = Literal["priority", "flex", "batch"]
+"""Extension: a non-standard service tier (Claude `usage.service_tier`, OpenAI `service_tier`)."""
+
+
 SubagentOperation = Literal["spawn", "wait", "message", "close", "update"]
 """What a subagent event reports."""
 
@@ -67,10 +71,12 @@ class Usage(TypedDict):
 
     cache_read: NotRequired[int]
     cache_write: NotRequired[int]
+    cache_write_1h: NotRequired[int]
     context: NotRequired[int]
     input: NotRequired[int]
     output: NotRequired[int]
     reasoning: NotRequired[int]
+    service_tier: NotRequired[ServiceTier]
 
 
 UsageScope = Literal["turn", "session"]
@@ -562,7 +568,7 @@ def read(
 ) -> Events: ...
 def usage(
     paths: Union[None, str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]] = None,
-    by: Literal["session", "model", "day"] = "session",
+    by: Literal["session", "project", "model", "day", "week", "month", "block"] = "session",
     since: Optional[str] = None,
     until: Optional[str] = None,
     dialect: Optional[DialectName] = None,
