@@ -158,6 +158,12 @@ pub enum Format {
     /// One self-contained HTML page (no scripts, no external assets), a section per session;
     /// written at the end of input.
     Html,
+    /// OpenTelemetry traces: one OTLP/JSON `ExportTraceServiceRequest` per line (GenAI
+    /// semantic conventions), for each input at its end or every 512 spans.
+    Otlp,
+    /// ATIF v1.7 trajectories (Harbor's Agent Trajectory Interchange Format): one JSON document
+    /// per session, one per line (or one file each with --output-dir).
+    Atif,
 }
 
 /// When to colour human output (`--color`).
@@ -178,6 +184,7 @@ pub struct NormalizeArgs {
     pub paths: Vec<PathBuf>,
     /// With --format html: write one page per session into DIR (created if missing; file names
     /// from the session ids, reduced to letters, digits, `.`, `_`, `-`) and print their paths.
+    /// With --format atif: one `<session>.json` trajectory per session, likewise.
     #[arg(long, value_name = "DIR")]
     pub output_dir: Option<PathBuf>,
     /// Force the input dialect instead of detecting it per frame.
@@ -224,6 +231,15 @@ pub struct NormalizeArgs {
     /// assignments of secret-looking names) as [REDACTED:kind] in every event and `raw` line.
     #[arg(long)]
     pub redact: bool,
+    /// With --format otlp or --otlp-endpoint: put message content into the spans (prompts,
+    /// answers, tool arguments and results, error text), redacted with --redact. Off by default.
+    #[arg(long)]
+    pub otlp_content: bool,
+    /// Also send the spans to this OTLP/HTTP (JSON) endpoint, e.g. http://127.0.0.1:4318
+    /// (`/v1/traces` added when no path is given), while the output goes on as usual: batched,
+    /// from a bounded queue, retried with backoff; a down endpoint never holds the output.
+    #[arg(long, value_name = "URL")]
+    pub otlp_endpoint: Option<String>,
 }
 
 #[cfg(test)]

@@ -21,12 +21,14 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use agentnorm::chunked::{fold_parallel, line_cut};
+use agentnorm::otlp::OtlpOptions;
 use agentnorm::render::{PrettySink, Terminal};
 use agentnorm::{NdjsonSink, Normalizer, Options, Sink, Summary};
 use anyhow::Result;
 
 use crate::input::{self, Input};
 use crate::mapped::Mapped;
+use crate::otlp_export::{Exporter, OtlpOut, Tee};
 use crate::progress::Counters;
 
 /// Output is handed to the writer in blocks of this size when the input keeps coming.
@@ -61,10 +63,12 @@ pub enum Format {
     Ndjson,
     /// The pretty transcript, laid out for this terminal.
     Pretty(Terminal),
+    /// OTLP/JSON trace requests, one per line.
+    Otlp(OtlpOptions),
 }
 
 /// A sink whose output the worker hands to the writer in blocks.
-trait Output: Sink {
+pub(crate) trait Output: Sink {
     /// Bytes waiting.
     fn buffered(&self) -> usize;
     /// Takes the bytes waiting, going on in `next` (empty).
@@ -109,6 +113,8 @@ pub struct Settings {
     pub interrupted: Arc<AtomicBool>,
     /// Where files done and bytes read are counted for the progress line, when one is drawn.
     pub progress: Option<Arc<Counters>>,
+    /// `--otlp-endpoint`: the spans of the events are also sent there.
+    pub export: Option<(OtlpOptions, Exporter)>,
 }
 
 /// What happened, for the exit status.
@@ -258,9 +264,13 @@ fn write_in_order(
 
 /// Normalizes one input into the sink of the output format.
 fn worker(input: &Input, settings: &Settings, tx: &SyncSender<Msg>, spares: &Spares) {
-    match settings.format {
-        Format::Ndjson => work(input, settings, tx, spares, NdjsonSink::default()),
-        Format::Pretty(term) => work(input, settings, tx, spares, pretty_sink(term)),
+    let x = settings.export.as_ref().map(|(o, x)| (*o, x.clone()));
+    match (settings.format, x) {
+        (Format::Ndjson, None) => work(input, settings, tx, spares, NdjsonSink::default()),
+        (Format::Pretty(term), None) => work(input, settings, tx, spares, pretty_sink(term)),
+        (Format::Otlp(o), x) => work(input, settings, tx, spares, OtlpOut::new(o, x.map(|x| x.1))),
+        (Format::Ndjson, Some((o, x))) => work(input, settings, tx, spares, Tee::new(NdjsonSink::default(), o, x)),
+        (Format::Pretty(term), Some((o, x))) => work(input, settings, tx, spares, Tee::new(pretty_sink(term), o, x)),
     }
 }
 
@@ -350,9 +360,14 @@ fn mapped(input: &Input, settings: &Settings) -> Option<Mapped> {
 
 /// Normalizes one mapped file on all threads into the sink of the output format.
 fn chunked_worker(input: &Input, settings: &Settings, tx: &SyncSender<Msg>, spares: &Spares, map: &Mapped) {
-    match settings.format {
-        Format::Ndjson => fold_chunks(input, settings, tx, spares, map, NdjsonSink::default()),
-        Format::Pretty(term) => fold_chunks(input, settings, tx, spares, map, pretty_sink(term)),
+    let x = settings.export.as_ref().map(|(o, x)| (*o, x.clone()));
+    let (s, t, m) = (settings, tx, spares);
+    match (settings.format, x) {
+        (Format::Ndjson, None) => fold_chunks(input, s, t, m, map, NdjsonSink::default()),
+        (Format::Pretty(term), None) => fold_chunks(input, s, t, m, map, pretty_sink(term)),
+        (Format::Otlp(o), x) => fold_chunks(input, s, t, m, map, OtlpOut::new(o, x.map(|x| x.1))),
+        (Format::Ndjson, Some((o, x))) => fold_chunks(input, s, t, m, map, Tee::new(NdjsonSink::default(), o, x)),
+        (Format::Pretty(term), Some((o, x))) => fold_chunks(input, s, t, m, map, Tee::new(pretty_sink(term), o, x)),
     }
 }
 

@@ -31,6 +31,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod atif;
 pub mod chunked;
 pub mod coalesce;
 pub mod detect;
@@ -40,6 +41,7 @@ pub mod frame;
 pub mod html;
 pub mod json;
 pub mod normalize;
+pub mod otlp;
 pub mod prices;
 pub mod redact;
 pub mod render;

@@ -6,6 +6,7 @@ mod cli;
 mod exec;
 mod input;
 mod mapped;
+mod otlp_export;
 mod pipes;
 mod progress;
 mod readahead;
@@ -123,6 +124,9 @@ fn diagnostics(args: &DiagnosticsArgs) -> Result<u8> {
 fn normalize(args: NormalizeArgs) -> Result<u8> {
     let mut filter = if args.only.is_empty() { TypeFilter::all() } else { TypeFilter::only(&args.only)? };
     filter = filter.exclude(&args.exclude)?;
+    if args.format == Format::Atif {
+        return atif(&args, filter);
+    }
     if args.format == Format::Html || args.output_dir.is_some() {
         return html(&args, filter);
     }
@@ -136,13 +140,15 @@ fn normalize(args: NormalizeArgs) -> Result<u8> {
     }
     let format = match args.format {
         // Handled above.
-        cli::Format::Ndjson | cli::Format::Html => exec::Format::Ndjson,
+        cli::Format::Ndjson | cli::Format::Html | cli::Format::Atif => exec::Format::Ndjson,
         cli::Format::Pretty => exec::Format::Pretty(Terminal::detect(match args.color {
             cli::Color::Auto => ColorMode::Auto,
             cli::Color::Always => ColorMode::Always,
             cli::Color::Never => ColorMode::Never,
         })),
+        cli::Format::Otlp => exec::Format::Otlp(otlp_options(&args)),
     };
+    let exporting = args.otlp_endpoint.as_deref().map(otlp_export::start).transpose()?;
     // Over many files into a pipe or a file: a progress line on a terminal's stderr.
     let many = inputs.len() > 1 && !args.follow && !io::stdout().is_terminal();
     let mut progress = progress::Progress::start(inputs.len(), many);
@@ -153,14 +159,24 @@ fn normalize(args: NormalizeArgs) -> Result<u8> {
         follow: args.follow,
         interrupted,
         progress: progress.counters(),
+        export: exporting.as_ref().map(|(x, _)| (otlp_options(&args), x.clone())),
     };
     pipes::enlarge_std_pipes();
-    let outcome = exec::run(inputs, &settings, &mut io::stdout().lock())?;
+    let outcome = exec::run(inputs, &settings, &mut io::stdout().lock());
     progress.finish();
+    if let Some((x, running)) = exporting {
+        drop(settings);
+        running.finish(x, otlp_export::GRACE);
+    }
+    let outcome = outcome?;
     if outcome.interrupted {
         return Ok(130);
     }
     Ok(exit_code(&args, outcome.unknown, input_failed || outcome.input_failed, outcome.turn_failed))
+}
+
+fn otlp_options(args: &NormalizeArgs) -> agentnorm::otlp::OtlpOptions {
+    agentnorm::otlp::OtlpOptions { content: args.otlp_content }
 }
 
 /// The normalizer's options as the command line sets them (`source` is set per input).
@@ -234,6 +250,60 @@ fn html(args: &NormalizeArgs, filter: TypeFilter) -> Result<u8> {
         }
     }
     stdout.flush()?;
+    Ok(exit_code(args, unknown, failed, turn_failed))
+}
+
+/// `--format atif`: every input in order into one trajectory collector; each session's
+/// trajectory is written when the session ends (one JSON document per line on stdout, or one
+/// `<session>.json` per session in `--output-dir`, whose paths are printed).
+fn atif(args: &NormalizeArgs, filter: TypeFilter) -> Result<u8> {
+    if args.follow {
+        anyhow::bail!("--follow does not go with --format atif (a trajectory is written when its session ends)");
+    }
+    let options = options(args, filter);
+    let mut failed = false;
+    let (mut unknown, mut turn_failed) = (false, false);
+    let mut sink = agentnorm::atif::AtifSink::new();
+    if let Some(dir) = &args.output_dir {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    let mut stdout = io::BufWriter::new(io::stdout().lock());
+    let mut names = std::collections::HashMap::<String, usize>::new();
+    for input in input::expand(&args.paths, &mut failed) {
+        let (summary, error) = exec::feed_input(&input, &options, None, &mut sink);
+        if let Some(why) = error {
+            eprintln!("agentnorm: {why}");
+            failed = true;
+        }
+        if let Some(s) = summary {
+            unknown |= s.unknown > 0;
+            turn_failed |= s.turn_failed || s.turn_open;
+        }
+        for (session, trajectory) in sink.take() {
+            match &args.output_dir {
+                None => {
+                    serde_json::to_writer(&mut stdout, &trajectory)?;
+                    stdout.write_all(b"\n")?;
+                }
+                Some(dir) => {
+                    let stem = agentnorm::html::file_stem(&session).unwrap_or_else(|| "session".to_owned());
+                    // A session seen again (resumed in another file) gets its own numbered file.
+                    let n = names.entry(stem.clone()).or_default();
+                    *n += 1;
+                    let name = if *n == 1 { format!("{stem}.json") } else { format!("{stem}.{n}.json") };
+                    let path = dir.join(name);
+                    let mut file = io::BufWriter::new(
+                        std::fs::File::create(&path).with_context(|| format!("creating {}", path.display()))?,
+                    );
+                    serde_json::to_writer_pretty(&mut file, &trajectory)?;
+                    file.write_all(b"\n")?;
+                    file.flush().with_context(|| format!("writing {}", path.display()))?;
+                    writeln!(stdout, "{}", path.display())?;
+                }
+            }
+        }
+        stdout.flush()?;
+    }
     Ok(exit_code(args, unknown, failed, turn_failed))
 }
 
