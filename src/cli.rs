@@ -72,6 +72,32 @@ pub enum Command {
     /// Report deduplicated token usage and cost per session, model or day.
     #[command(after_help = USAGE_HELP)]
     Usage(UsageArgs),
+    /// Write typed tables for query engines: `--parquet DIR` gives DIR/<table>/<input>.parquet
+    /// for sessions, turns, requests, tool_calls, messages, rate_limits, diagnostics, unknown.
+    Export(ExportArgs),
+}
+
+/// Options of `agentnorm export`.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// Files or folders (walked for *.jsonl / *.ndjson, also .gz / .zst); none or "-" reads stdin.
+    pub paths: Vec<PathBuf>,
+    /// Write Parquet tables into DIR (created if missing), one set of files per input.
+    #[arg(long, value_name = "DIR", required = true)]
+    pub parquet: PathBuf,
+    /// `day`: lay the files out as DIR/<table>/day=YYYY-MM-DD/ (UTC; `day=unknown` for rows
+    /// without a time), the Hive layout engines prune by.
+    #[arg(long, value_name = "BY", value_parser = ["day"])]
+    pub partition: Option<String>,
+    /// Force the input dialect instead of detecting it per frame.
+    #[arg(long, value_name = "NAME", value_parser = DIALECTS)]
+    pub dialect: Option<String>,
+    /// Mask secrets in the tables, as the normalizer's --redact does.
+    #[arg(long)]
+    pub redact: bool,
+    /// Read this many inputs at once (default: all cores); the files never depend on it.
+    #[arg(short = 'j', long = "threads", value_name = "N")]
+    pub threads: Option<usize>,
 }
 
 const USAGE_HELP: &str = concat!(

@@ -4,6 +4,7 @@
 
 mod cli;
 mod exec;
+mod export;
 mod input;
 mod mapped;
 mod otlp_export;
@@ -25,7 +26,7 @@ use agentnorm::{Dialect, Event, NdjsonSink, Options};
 use anyhow::{Context, Result};
 use clap::{CommandFactory as _, Parser as _};
 
-use cli::{Cli, Command, DiagnosticsArgs, Format, NormalizeArgs, UsageArgs};
+use cli::{Cli, Command, DiagnosticsArgs, ExportArgs, Format, NormalizeArgs, UsageArgs};
 use input::Input;
 
 fn main() -> ExitCode {
@@ -73,6 +74,7 @@ fn run(cli: Cli) -> Result<u8> {
         Some(Command::Detect { paths }) => detect(&paths),
         Some(Command::Diagnostics(args)) => diagnostics(&args),
         Some(Command::Usage(args)) => usage(args),
+        Some(Command::Export(args)) => export_tables(&args),
         None => normalize(cli.norm),
     }
 }
@@ -305,6 +307,46 @@ fn atif(args: &NormalizeArgs, filter: TypeFilter) -> Result<u8> {
         stdout.flush()?;
     }
     Ok(exit_code(args, unknown, failed, turn_failed))
+}
+
+/// `agentnorm export --parquet DIR`: each input normalized on its own (up to `-j` at once) into
+/// its own set of Parquet files, so memory is bounded by the largest input.
+fn export_tables(args: &ExportArgs) -> Result<u8> {
+    let mut failed = false;
+    let inputs = input::expand(&args.paths, &mut failed);
+    let options = Options {
+        dialect: args.dialect.as_deref().and_then(Dialect::from_name),
+        observed_at: false,
+        redact: args.redact,
+        ..Options::default()
+    };
+    let by_day = args.partition.as_deref() == Some("day");
+    std::fs::create_dir_all(&args.parquet).with_context(|| format!("creating {}", args.parquet.display()))?;
+    let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let mut progress = progress::Progress::start(inputs.len(), true);
+    let counters = progress.counters();
+    let results = exec::map_inputs(&inputs, threads, |input| -> Result<usize, String> {
+        let _done = counters.as_deref().map(progress::Counters::done_on_drop);
+        let mut tables = export::Tables::new();
+        let (summary, error) = exec::feed_input(input, &options, counters.as_deref(), &mut tables);
+        if summary.is_none() {
+            return Err(error.unwrap_or_default());
+        }
+        let stem = export::stem(&input.name());
+        let files = tables.write(&args.parquet, &stem, by_day).map_err(|e| format!("{}: {e:#}", input.name()))?;
+        match error {
+            Some(why) => Err(why),
+            None => Ok(files.len()),
+        }
+    });
+    progress.finish();
+    for r in results {
+        if let Err(why) = r {
+            eprintln!("agentnorm: {why}");
+            failed = true;
+        }
+    }
+    Ok(if failed { 2 } else { 0 })
 }
 
 /// Where `agentnorm usage` looks when given no path: the saved sessions of Claude Code and Codex
