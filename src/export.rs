@@ -179,9 +179,29 @@ struct OpenTool {
     row: Vec<V>,
 }
 
+/// Rows held before they are written as a part file: memory stays bounded within a large input.
+const PART_ROWS: usize = 65_536;
+
+/// Where an input's tables go.
+#[derive(Debug, Clone)]
+pub struct Place {
+    /// The `--parquet` folder.
+    pub dir: PathBuf,
+    /// The input's file name stem ([`stem`]).
+    pub stem: String,
+    /// `--partition day`.
+    pub by_day: bool,
+}
+
 /// Builds the tables of one input.
 #[derive(Debug)]
 pub struct Tables {
+    place: Place,
+    /// Part files written so far, per table; the first write error.
+    parts: Vec<usize>,
+    written: Vec<PathBuf>,
+    error: Option<anyhow::Error>,
+    held: usize,
     source: Option<String>,
     sessions: BTreeMap<String, Sess>,
     order: Vec<String>,
@@ -198,16 +218,15 @@ const T_DIAG: usize = 5;
 const T_UNKNOWN: usize = 6;
 const T_SESSIONS: usize = 7;
 
-impl Default for Tables {
-    fn default() -> Self {
-        Tables::new()
-    }
-}
-
 impl Tables {
-    /// Empty tables.
-    pub fn new() -> Tables {
+    /// Empty tables, to be written at `place`.
+    pub fn new(place: Place) -> Tables {
         Tables {
+            place,
+            parts: vec![0; 8],
+            written: Vec::new(),
+            error: None,
+            held: 0,
             source: None,
             sessions: BTreeMap::new(),
             order: Vec::new(),
@@ -243,32 +262,35 @@ impl Tables {
         s.turn
     }
 
-    /// Writes the tables of this input under `dir`, one file per table (and day), named `stem`.
-    pub fn write(mut self, dir: &Path, stem: &str, by_day: bool) -> Result<Vec<PathBuf>> {
+    /// Writes what is still held and returns the files written, or the first error.
+    pub fn write(mut self) -> Result<Vec<PathBuf>> {
         self.finish();
-        let props = WriterProperties::builder().set_compression(Compression::ZSTD(Default::default())).build();
-        let mut written = Vec::new();
-        for t in &self.tables {
-            let mut groups: BTreeMap<&str, Vec<&Vec<V>>> = BTreeMap::new();
-            for (day, row) in &t.rows {
-                groups.entry(if by_day { day.as_str() } else { "" }).or_default().push(row);
-            }
-            for (day, rows) in groups {
-                let mut d = dir.join(t.name);
-                if by_day {
-                    d = d.join(format!("day={day}"));
-                }
-                std::fs::create_dir_all(&d).with_context(|| format!("creating {}", d.display()))?;
-                let path = d.join(format!("{stem}.parquet"));
-                let batch = t.batch(&rows)?;
-                let file = std::fs::File::create(&path).with_context(|| format!("creating {}", path.display()))?;
-                let mut w = ArrowWriter::try_new(file, batch.schema(), Some(props.clone()))?;
-                w.write(&batch)?;
-                w.close().with_context(|| format!("writing {}", path.display()))?;
-                written.push(path);
-            }
+        self.flush();
+        match self.error {
+            Some(e) => Err(e),
+            None => Ok(self.written),
         }
-        Ok(written)
+    }
+
+    /// Writes the rows held as part files (one per table and day), once more than
+    /// [`PART_ROWS`] are held and at the end.
+    fn flush(&mut self) {
+        if self.error.is_some() {
+            return;
+        }
+        for i in 0..self.tables.len() {
+            if self.tables[i].rows.is_empty() {
+                continue;
+            }
+            let part = self.parts[i];
+            self.parts[i] += 1;
+            if let Err(e) = write_table(&self.tables[i], &self.place, part, &mut self.written) {
+                self.error = Some(e);
+                return;
+            }
+            self.tables[i].rows = Vec::new();
+        }
+        self.held = 0;
     }
 
     /// Rows of what is still open at the end of input: tool calls without outcome, sessions.
@@ -307,8 +329,37 @@ impl Tables {
     }
 }
 
+/// Writes one part of a table: `<table>/[day=…/]<stem>[.<part>].parquet`.
+fn write_table(t: &Table, place: &Place, part: usize, written: &mut Vec<PathBuf>) -> Result<()> {
+    let props = WriterProperties::builder().set_compression(Compression::ZSTD(Default::default())).build();
+    let mut groups: BTreeMap<&str, Vec<&Vec<V>>> = BTreeMap::new();
+    for (day, row) in &t.rows {
+        groups.entry(if place.by_day { day.as_str() } else { "" }).or_default().push(row);
+    }
+    for (day, rows) in groups {
+        let mut d = place.dir.join(t.name);
+        if place.by_day {
+            d = d.join(format!("day={day}"));
+        }
+        std::fs::create_dir_all(&d).with_context(|| format!("creating {}", d.display()))?;
+        let name = if part == 0 { format!("{}.parquet", place.stem) } else { format!("{}.{part}.parquet", place.stem) };
+        let path = d.join(name);
+        let batch = t.batch(&rows)?;
+        let file = std::fs::File::create(&path).with_context(|| format!("creating {}", path.display()))?;
+        let mut w = ArrowWriter::try_new(file, batch.schema(), Some(props.clone()))?;
+        w.write(&batch)?;
+        w.close().with_context(|| format!("writing {}", path.display()))?;
+        written.push(path);
+    }
+    Ok(())
+}
+
 impl Sink for Tables {
     fn event(&mut self, ev: &Event) {
+        self.held += 1;
+        if self.held >= PART_ROWS {
+            self.flush();
+        }
         let env = ev.env();
         if let Event::RunStarted { .. } = ev {
             self.source = env.source.clone();

@@ -327,13 +327,13 @@ fn export_tables(args: &ExportArgs) -> Result<u8> {
     let counters = progress.counters();
     let results = exec::map_inputs(&inputs, threads, |input| -> Result<usize, String> {
         let _done = counters.as_deref().map(progress::Counters::done_on_drop);
-        let mut tables = export::Tables::new();
+        let place = export::Place { dir: args.parquet.clone(), stem: export::stem(&input.name()), by_day };
+        let mut tables = export::Tables::new(place);
         let (summary, error) = exec::feed_input(input, &options, counters.as_deref(), &mut tables);
         if summary.is_none() {
             return Err(error.unwrap_or_default());
         }
-        let stem = export::stem(&input.name());
-        let files = tables.write(&args.parquet, &stem, by_day).map_err(|e| format!("{}: {e:#}", input.name()))?;
+        let files = tables.write().map_err(|e| format!("{}: {e:#}", input.name()))?;
         match error {
             Some(why) => Err(why),
             None => Ok(files.len()),
