@@ -18,6 +18,10 @@ Examples:
   codex exec --json 'x' 2>&1 | agentnorm diagnostics   each warning once, with its count
   agentnorm usage --by day                   token usage and cost from ~/.claude and ~/.codex
   agentnorm --redact --raw session.jsonl > to-share.ndjson   secrets masked as [REDACTED:kind]
+  agentnorm --format otlp session.jsonl > spans.ndjson   OpenTelemetry GenAI traces (OTLP/JSON)
+  agentnorm --otlp-endpoint http://127.0.0.1:4318 run.jsonl   the same spans sent to a collector
+  agentnorm --format atif --output-dir traj ~/.codex/sessions   one ATIF trajectory per session
+  agentnorm export --parquet tables --partition day ~/.claude/projects   tables for DuckDB / Spark
   agentnorm completions bash > ~/.local/share/bash-completion/completions/agentnorm
   agentnorm man > ~/.local/share/man/man1/agentnorm.1      also: agentnorm man usage
 

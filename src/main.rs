@@ -126,6 +126,9 @@ fn diagnostics(args: &DiagnosticsArgs) -> Result<u8> {
 fn normalize(args: NormalizeArgs) -> Result<u8> {
     let mut filter = if args.only.is_empty() { TypeFilter::all() } else { TypeFilter::only(&args.only)? };
     filter = filter.exclude(&args.exclude)?;
+    if args.otlp_endpoint.is_some() && matches!(args.format, Format::Html | Format::Atif) {
+        anyhow::bail!("--otlp-endpoint goes with --format ndjson, pretty or otlp");
+    }
     if args.format == Format::Atif {
         return atif(&args, filter);
     }
@@ -214,7 +217,7 @@ fn exit_code(args: &NormalizeArgs, unknown: bool, input_failed: bool, turn_faile
 /// `--output-dir`, whose paths are printed.
 fn html(args: &NormalizeArgs, filter: TypeFilter) -> Result<u8> {
     if args.format != Format::Html {
-        anyhow::bail!("--output-dir needs --format html");
+        anyhow::bail!("--output-dir needs --format html or --format atif");
     }
     if args.follow {
         anyhow::bail!("--follow does not go with --format html (the page is written at the end of input)");
