@@ -67,7 +67,7 @@ const SYNTHETIC: &str = concat!(
 
 /// Runs the whole pipeline over `data` as the CLI does, returning the bytes written.
 fn normalize(data: &[u8]) -> usize {
-    let mut n = Normalizer::new(Options { observed_at: false, ..Options::default() });
+    let mut n = Normalizer::new(Options::default().observed_at(false));
     let mut sink = NdjsonSink::default();
     let mut written = 0;
     for chunk in data.chunks(CHUNK) {

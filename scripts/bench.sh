@@ -10,11 +10,13 @@
 #   GEN_WORKLOAD=PATH       the generator (default ../shared/bench/gen_workload.py beside the repo)
 #   CARGO_TARGET_DIR        honoured when locating the release binary
 #
-# Prints one table: per tool the median wall time, MB/s, peak RSS, and the throughput of
+# Prints one table: per tool the median wall and CPU time, MB/s, peak RSS, and the throughput of
 # agentnorm (one thread, all cores, in a pipe) as a ratio of the tool's; then the issue-5 targets
 # with the figure reached. Tools: cat, a memchr line split and a bare simd-json tape parse of every
 # line (examples/simd_tape.rs), jq and node when on PATH, agentnorm -j1 and default -j on the
-# file, and `cat FILE | agentnorm | cat` beside `cat FILE | cat`. Needs bash, python3 and cargo.
+# file, and `cat FILE | agentnorm | cat` beside `cat FILE | cat`; then agentnorm -j1 at each scanner
+# level the CPU has, forced with AGENTNORM_SIMD=portable|sse2|avx2|avx512 (rows `-j1 simd=LEVEL`),
+# with the portable level's time as a ratio of AVX2's. Needs bash, python3 and cargo.
 set -euo pipefail
 
 die() {
@@ -24,7 +26,7 @@ die() {
 
 case "${1:-}" in
 -h | --help)
-    sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
     exit 0
     ;;
 esac
@@ -154,15 +156,26 @@ else:
 tools.append((ONE, '"$2" -j1 --no-observed-at "$1" > /dev/null'))
 tools.append((ALL, '"$2" --no-observed-at "$1" > /dev/null'))
 tools.append((PIPE, 'cat "$1" | "$2" --no-observed-at | cat > /dev/null'))
+# Each scanner level this CPU has, forced (src/simd.rs); a level it lacks would run a narrower one.
+LEVELS = {}
+for level in ["portable", "sse2", "avx2", "avx512"]:
+    probe = subprocess.run([binary, "--version"], capture_output=True, text=True,
+                           env=dict(os.environ, AGENTNORM_SIMD=level))
+    if "lacks" in probe.stderr:
+        notes.append(f"simd={level}: skipped ({probe.stderr.strip()})")
+        continue
+    LEVELS[level] = f"agentnorm -j1 simd={level}"
+    tools.append((LEVELS[level], f'AGENTNORM_SIMD={level} "$2" -j1 --no-observed-at "$1" > /dev/null'))
 
 have_time = os.access("/usr/bin/time", os.X_OK)
 
 def run(script):
-    """Wall seconds and peak RSS in KiB (the largest process of the command, via GNU time)."""
+    """Wall seconds, peak RSS in KiB (the largest process of the command, via GNU time) and CPU
+    seconds (user + system of the command and its children, via GNU time)."""
     argv = ["bash", "-c", "set -o pipefail; " + script, "bench", file, binary]
     with tempfile.NamedTemporaryFile("r", suffix=".rss") as out:
         if have_time:
-            argv = ["/usr/bin/time", "-f", "%M", "-o", out.name] + argv
+            argv = ["/usr/bin/time", "-f", "%M %U %S", "-o", out.name] + argv
         t0 = time.perf_counter()
         r = subprocess.run(argv, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE)
         dt = time.perf_counter() - t0
@@ -170,10 +183,11 @@ def run(script):
             sys.stderr.write(r.stderr.decode(errors="replace"))
             sys.exit(f"bench.sh: `{script}` exited with status {r.returncode}")
         try:
-            rss = int(out.read().strip().splitlines()[-1]) if have_time else None
+            m, u, s = out.read().strip().splitlines()[-1].split()
+            rss, cpu = int(m), float(u) + float(s)
         except (ValueError, IndexError):
-            rss = None
-    return dt, rss
+            rss, cpu = None, None
+    return dt, rss, cpu
 
 print(f"machine:   {os.cpu_count()} CPUs (nproc {len(os.sched_getaffinity(0))}), {cpu_model()}", flush=True)
 print(f"workload:  {file}, {size} bytes = {size / MB:.1f} MB", flush=True)
@@ -185,11 +199,14 @@ print(flush=True)
 
 run('cat "$1" > /dev/null')  # warm the page cache
 times = {name: [] for name, _ in tools}
+cpus = {name: [] for name, _ in tools}
 rss = {name: None for name, _ in tools}
 for rnd in range(reps):
     for name, script in tools:
-        dt, kib = run(script)
+        dt, kib, cpu = run(script)
         times[name].append(dt)
+        if cpu is not None:
+            cpus[name].append(cpu)
         if kib is not None:
             rss[name] = max(rss[name] or 0, kib)
         print(f"  round {rnd + 1}/{reps}  {name:<28} {dt:8.3f} s  {size / MB / dt:9.1f} MB/s",
@@ -197,20 +214,23 @@ for rnd in range(reps):
 print(file=sys.stderr, flush=True)
 
 med = {name: statistics.median(ts) for name, ts in times.items()}
+cpu_med = {name: statistics.median(cs) if cs else None for name, cs in cpus.items()}
 rate = {name: size / MB / m for name, m in med.items()}
 one, allc, pipe = rate[ONE], rate[ALL], rate[PIPE]
 
-hdr = (f"{'tool':<28} {'median s':>9} {'min s':>7} {'max s':>7} {'MB/s':>8} {'RSS MiB':>8} "
+hdr = (f"{'tool':<28} {'median s':>9} {'min s':>7} {'max s':>7} {'CPU s':>6} {'MB/s':>8} {'RSS MiB':>8} "
        f"{'-j1/tool':>9} {'-j/tool':>8} {'pipe/tool':>9}")
 print(hdr)
 print("-" * len(hdr))
 for name, _ in tools:
     ts = times[name]
     r = f"{rss[name] / 1024:8.1f}" if rss[name] is not None else f"{'?':>8}"
-    print(f"{name:<28} {med[name]:9.3f} {min(ts):7.3f} {max(ts):7.3f} {rate[name]:8.1f} {r} "
+    c = f"{cpu_med[name]:6.2f}" if cpu_med[name] is not None else f"{'?':>6}"
+    print(f"{name:<28} {med[name]:9.3f} {min(ts):7.3f} {max(ts):7.3f} {c} {rate[name]:8.1f} {r} "
           f"{one / rate[name]:8.3f}x {allc / rate[name]:7.3f}x {pipe / rate[name]:8.3f}x")
-print("(MB = 10^6 bytes; X/tool = X's MB/s divided by the tool's, all from this run; RSS = peak of the "
-      "largest process of the command, /usr/bin/time -f %M, max over the runs)")
+print("(MB = 10^6 bytes; X/tool = X's MB/s divided by the tool's, all from this run; CPU s = median user + "
+      "system seconds of the command and its children; RSS = peak of the largest process of the command, "
+      "/usr/bin/time -f %M, max over the runs)")
 for n in notes:
     print("note: " + n)
 
@@ -229,6 +249,17 @@ if "node JSON.parse+stringify" in rate:
     target("agentnorm -j1 / node", one / rate["node JSON.parse+stringify"], 20, "x")
 target("agentnorm all cores MB/s / 1000 (>= 1.6 GB/s)", allc / 1000, 1.6)
 target("cat | agentnorm | cat / cat FILE | cat", pipe / rate[CATCAT], 0.5, "x")
+if "portable" in LEVELS and "avx2" in LEVELS:
+    print()
+    print("issue-17 target (ratio from this run):")
+    ratio = med[LEVELS["portable"]] / med[LEVELS["avx2"]]
+    ok = "met" if ratio <= 1.5 else "NOT met"
+    print(f"  {'-j1 wall time, simd=portable / simd=avx2':<52} {ratio:8.3f}x  (target <= 1.5x: {ok})")
+    if cpu_med[LEVELS["portable"]] and cpu_med[LEVELS["avx2"]]:
+        ratio = cpu_med[LEVELS["portable"]] / cpu_med[LEVELS["avx2"]]
+        ok = "met" if ratio <= 1.5 else "NOT met"
+        print(f"  {'-j1 CPU time, simd=portable / simd=avx2':<52} {ratio:8.3f}x  (target <= 1.5x: {ok}; "
+              "steadier than wall time on a shared machine)")
 print(f"load avg:  {load()} at the end")
 PY
 )

@@ -8,9 +8,9 @@
 //! the README); [`Event`]'s docs describe each type.
 //!
 //! The library does no I/O: feed a [`Normalizer`] bytes in any chunks and collect events in a
-//! [`Sink`]. For people, [`render`] turns events into a transcript of typed spans (tool calls
+//! [`Sink`]. For people, [`view`] turns events into a transcript of typed spans (tool calls
 //! with their outcome, Markdown, plans, usage), independent of the medium; its
-//! [`render::PrettySink`] is the terminal view of `--format pretty`.
+//! [`view::PrettySink`] is the terminal view of `--format pretty`.
 //!
 //! ```
 //! use agentnorm::{Event, Normalizer, Options};
@@ -19,7 +19,7 @@
 //! {"type":"result","subtype":"success","is_error":false,"result":"Hello","session_id":"s1","usage":{"input_tokens":3,"output_tokens":5}}
 //! "#;
 //! let mut events: Vec<Event> = Vec::new();
-//! let mut n = Normalizer::new(Options { observed_at: false, ..Options::default() });
+//! let mut n = Normalizer::new(Options::default().observed_at(false));
 //! n.feed(input, &mut events);
 //! n.finish(&mut events);
 //! let text: String = events.iter().filter_map(|e| match e {
@@ -31,29 +31,31 @@
 //! ```
 #![deny(missing_docs)]
 
-pub mod atif;
-pub mod chunked;
-pub mod coalesce;
-pub mod detect;
-pub mod dialect;
+#[macro_use]
+mod dialects;
+mod dialect;
 pub mod event;
-pub mod frame;
-pub mod html;
-pub mod json;
-pub mod normalize;
-pub mod otlp;
-pub mod prices;
-pub mod redact;
-pub mod render;
-pub mod report;
-pub mod safe;
-mod scan;
+mod normalize;
+mod read;
 pub mod sink;
-pub mod stderr;
-pub mod time;
-pub mod usage;
+pub mod view;
 
-pub use coalesce::Coalescer;
+pub use event::sink::{NdjsonSink, Sink};
 pub use event::{Dialect, Envelope, Event, Json, ModelUsage, Text, Usage};
-pub use normalize::{Decoded, Fold, Normalizer, Options, Summary, TypeFilter, decode};
-pub use sink::{NdjsonSink, Sink};
+pub use normalize::parallel::{Panicked, fold_parallel, line_cut};
+pub use normalize::redact::{redact_event, redact_str};
+pub use normalize::survey::{ReadAs, Survey, SurveyEntry, SurveyKey};
+pub use normalize::{
+    DEFAULT_MAX_LINE_BYTES, Events, FilterError, Normalizer, Options, Summary, TypeFilter, events, first_dialect,
+};
+pub use read::simd;
+pub use sink::coalesce::Coalescer;
+
+/// The pipeline's stages, for the stage benchmark (`examples/stages.rs`) only: not part of the
+/// library's API, and built only with the `internals` feature.
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+pub mod internals {
+    pub use crate::normalize::{Decoded, Fold, decode};
+    pub use crate::read::frame::Parser;
+}

@@ -3,14 +3,8 @@
 //! `--help`).
 
 mod cli;
-mod exec;
-mod export;
-mod input;
-mod mapped;
-mod otlp_export;
-mod pipes;
-mod progress;
-mod readahead;
+
+use cli::{exec, input, otlp, pipes, progress};
 
 use std::io::{self, IsTerminal as _, Write};
 use std::path::PathBuf;
@@ -18,18 +12,31 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
-use agentnorm::coalesce::Coalescer;
-use agentnorm::html::HtmlSink;
-use agentnorm::normalize::TypeFilter;
-use agentnorm::render::{ColorMode, Terminal};
+use agentnorm::TypeFilter;
+use agentnorm::sink::coalesce::Coalescer;
+use agentnorm::view::html::HtmlSink;
+use agentnorm::view::{ColorMode, Terminal};
 use agentnorm::{Dialect, Event, NdjsonSink, Options};
 use anyhow::{Context, Result};
 use clap::{CommandFactory as _, Parser as _};
 
-use cli::{Cli, Command, DiagnosticsArgs, ExportArgs, Format, NormalizeArgs, UsageArgs};
+use cli::{Cli, Command, DiagnosticsArgs, Format, NormalizeArgs, UsageArgs};
 use input::Input;
 
 fn main() -> ExitCode {
+    // AGENTNORM_SIMD, read once before anything is scanned (agentnorm::simd).
+    match agentnorm::simd::from_env() {
+        Ok(choice) => {
+            if let Some(note) = &choice.note {
+                eprintln!("agentnorm: {note}");
+            }
+            agentnorm::simd::force(choice.level);
+        }
+        Err(e) => {
+            eprintln!("agentnorm: {e}");
+            return ExitCode::from(2);
+        }
+    }
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => ExitCode::from(code),
@@ -72,9 +79,10 @@ fn run(cli: Cli) -> Result<u8> {
             Ok(0)
         }
         Some(Command::Detect { paths }) => detect(&paths),
+        Some(Command::Survey(args)) => cli::survey::run(&args),
         Some(Command::Diagnostics(args)) => diagnostics(&args),
         Some(Command::Usage(args)) => usage(args),
-        Some(Command::Export(args)) => export_tables(&args),
+        Some(Command::Export(args)) => cli::export::run(&args),
         None => normalize(cli.norm),
     }
 }
@@ -83,9 +91,7 @@ fn detect(paths: &[PathBuf]) -> Result<u8> {
     let mut failed = false;
     let mut stdout = io::stdout().lock();
     for input in input::expand(paths, &mut failed) {
-        match input::open(&input, agentnorm::normalize::DEFAULT_MAX_LINE_BYTES)
-            .and_then(agentnorm::detect::first_dialect)
-        {
+        match input::open(&input, agentnorm::DEFAULT_MAX_LINE_BYTES).and_then(agentnorm::first_dialect) {
             Ok(d) => writeln!(stdout, "{}\t{}", d.map_or("unknown", Dialect::as_str), input.name())?,
             Err(e) => {
                 eprintln!("agentnorm: {}: {e}", input.name());
@@ -102,13 +108,7 @@ fn diagnostics(args: &DiagnosticsArgs) -> Result<u8> {
     let mut failed = false;
     let filter = TypeFilter::only(&["diagnostic".to_owned()])?;
     let mut coalescer = Coalescer::new();
-    let options = Options {
-        dialect: args.dialect.as_deref().and_then(Dialect::from_name),
-        observed_at: false,
-        filter,
-        redact: args.redact,
-        ..Options::default()
-    };
+    let options = Options::default().dialect(args.dialect).observed_at(false).filter(filter).redact(args.redact);
     for input in input::expand(&args.paths, &mut failed) {
         if let (_, Some(why)) = exec::feed_input(&input, &options, None, &mut coalescer) {
             eprintln!("agentnorm: {why}");
@@ -153,7 +153,7 @@ fn normalize(args: NormalizeArgs) -> Result<u8> {
         })),
         cli::Format::Otlp => exec::Format::Otlp(otlp_options(&args)),
     };
-    let exporting = args.otlp_endpoint.as_deref().map(otlp_export::start).transpose()?;
+    let exporting = args.otlp_endpoint.as_deref().map(otlp::start).transpose()?;
     // Over many files into a pipe or a file: a progress line on a terminal's stderr.
     let many = inputs.len() > 1 && !args.follow && !io::stdout().is_terminal();
     let mut progress = progress::Progress::start(inputs.len(), many);
@@ -171,7 +171,7 @@ fn normalize(args: NormalizeArgs) -> Result<u8> {
     progress.finish();
     if let Some((x, running)) = exporting {
         drop(settings);
-        running.finish(x, otlp_export::GRACE);
+        running.finish(x, otlp::GRACE);
     }
     let outcome = outcome?;
     if outcome.interrupted {
@@ -180,21 +180,19 @@ fn normalize(args: NormalizeArgs) -> Result<u8> {
     Ok(exit_code(&args, outcome.unknown, input_failed || outcome.input_failed, outcome.turn_failed))
 }
 
-fn otlp_options(args: &NormalizeArgs) -> agentnorm::otlp::OtlpOptions {
-    agentnorm::otlp::OtlpOptions { content: args.otlp_content }
+fn otlp_options(args: &NormalizeArgs) -> agentnorm::sink::otlp::OtlpOptions {
+    agentnorm::sink::otlp::OtlpOptions { content: args.otlp_content }
 }
 
 /// The normalizer's options as the command line sets them (`source` is set per input).
 fn options(args: &NormalizeArgs, filter: TypeFilter) -> Options {
-    Options {
-        dialect: args.dialect.as_deref().and_then(Dialect::from_name),
-        source: None,
-        observed_at: !args.no_observed_at,
-        raw: args.raw,
-        filter,
-        max_line_bytes: args.max_line_bytes,
-        redact: args.redact,
-    }
+    Options::default()
+        .dialect(args.dialect)
+        .observed_at(!args.no_observed_at)
+        .raw(args.raw)
+        .filter(filter)
+        .max_line_bytes(args.max_line_bytes)
+        .redact(args.redact)
 }
 
 /// The exit status of a finished run (see `--help`): the highest that applies of 1 (`--strict`
@@ -268,7 +266,7 @@ fn atif(args: &NormalizeArgs, filter: TypeFilter) -> Result<u8> {
     let options = options(args, filter);
     let mut failed = false;
     let (mut unknown, mut turn_failed) = (false, false);
-    let mut sink = agentnorm::atif::AtifSink::new();
+    let mut sink = agentnorm::sink::atif::AtifSink::new();
     if let Some(dir) = &args.output_dir {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
@@ -291,7 +289,7 @@ fn atif(args: &NormalizeArgs, filter: TypeFilter) -> Result<u8> {
                     stdout.write_all(b"\n")?;
                 }
                 Some(dir) => {
-                    let stem = agentnorm::html::file_stem(&session).unwrap_or_else(|| "session".to_owned());
+                    let stem = agentnorm::view::html::file_stem(&session).unwrap_or_else(|| "session".to_owned());
                     // A session seen again (resumed in another file) gets its own numbered file.
                     let n = names.entry(stem.clone()).or_default();
                     *n += 1;
@@ -312,46 +310,6 @@ fn atif(args: &NormalizeArgs, filter: TypeFilter) -> Result<u8> {
     Ok(exit_code(args, unknown, failed, turn_failed))
 }
 
-/// `agentnorm export --parquet DIR`: each input normalized on its own (up to `-j` at once) into
-/// its own set of Parquet files, so memory is bounded by the largest input.
-fn export_tables(args: &ExportArgs) -> Result<u8> {
-    let mut failed = false;
-    let inputs = input::expand(&args.paths, &mut failed);
-    let options = Options {
-        dialect: args.dialect.as_deref().and_then(Dialect::from_name),
-        observed_at: false,
-        redact: args.redact,
-        ..Options::default()
-    };
-    let by_day = args.partition.as_deref() == Some("day");
-    std::fs::create_dir_all(&args.parquet).with_context(|| format!("creating {}", args.parquet.display()))?;
-    let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let mut progress = progress::Progress::start(inputs.len(), true);
-    let counters = progress.counters();
-    let results = exec::map_inputs(&inputs, threads, |input| -> Result<usize, String> {
-        let _done = counters.as_deref().map(progress::Counters::done_on_drop);
-        let place = export::Place { dir: args.parquet.clone(), stem: export::stem(&input.name()), by_day };
-        let mut tables = export::Tables::new(place);
-        let (summary, error) = exec::feed_input(input, &options, counters.as_deref(), &mut tables);
-        if summary.is_none() {
-            return Err(error.unwrap_or_default());
-        }
-        let files = tables.write().map_err(|e| format!("{}: {e:#}", input.name()))?;
-        match error {
-            Some(why) => Err(why),
-            None => Ok(files.len()),
-        }
-    });
-    progress.finish();
-    for r in results {
-        if let Err(why) = r {
-            eprintln!("agentnorm: {why}");
-            failed = true;
-        }
-    }
-    Ok(if failed { 2 } else { 0 })
-}
-
 /// Where `agentnorm usage` looks when given no path: the saved sessions of Claude Code and Codex
 /// (`$CLAUDE_CONFIG_DIR/projects` or `~/.claude/projects`, `$CODEX_HOME/sessions` or
 /// `~/.codex/sessions`), those that exist.
@@ -370,7 +328,7 @@ fn default_usage_paths() -> Vec<PathBuf> {
 }
 
 fn usage(args: UsageArgs) -> Result<u8> {
-    use agentnorm::report::{self, Collector, GroupBy, Report, ReportOptions};
+    use agentnorm::sink::report::{self, Collector, GroupBy, Report, ReportOptions};
     let bound = |s: &Option<String>, end: bool, flag: &str| -> Result<Option<i64>> {
         s.as_deref()
             .map(|s| report::parse_bound(s, end).with_context(|| format!("{flag} {s:?}: not RFC 3339 or YYYY-MM-DD")))
@@ -396,13 +354,13 @@ fn usage(args: UsageArgs) -> Result<u8> {
     };
     let mut failed = false;
     let inputs = input::expand(&paths, &mut failed);
-    let dialect = args.dialect.as_deref().and_then(Dialect::from_name);
+    let dialect = args.dialect;
     let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let mut progress = progress::Progress::start(inputs.len(), true);
     let counters = progress.counters();
     let collected = exec::map_inputs(&inputs, threads, |input| -> Result<report::InputUsage, String> {
         let _done = counters.as_deref().map(progress::Counters::done_on_drop);
-        let options = Options { dialect, observed_at: false, ..Options::default() };
+        let options = Options::default().dialect(dialect).observed_at(false);
         let mut collector = Collector::new(input.source());
         // A partly read input is not reported: its totals would be short.
         if let (_, Some(why)) = exec::feed_input(input, &options, counters.as_deref(), &mut collector) {

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 /// Normalizes `data` in chunks of the given sizes (cycled; empty: one block).
 fn run(data: &[u8], max_line_bytes: usize, sizes: &[usize]) -> Vec<Value> {
-    run_with(data, Options { observed_at: false, max_line_bytes, ..Options::default() }, sizes)
+    run_with(data, Options::default().observed_at(false).max_line_bytes(max_line_bytes), sizes)
 }
 
 /// Normalizes `data` with `opts` in chunks of the given sizes (cycled; empty: one block).
@@ -80,8 +80,8 @@ fn fuzz_line_ending_in_backslash_after_unicode_escape_does_not_panic() {
         [(&b"{\"\\u0041\":1}\\\n"[..], 1), (b"\\u\\", 1), (found_by_codex, 2), (found_by_normalize, 5)]
     {
         for dialect in [None, Some(Dialect::Codex)] {
-            let out = run_with(input, Options { observed_at: false, dialect, ..Options::default() }, &[1]);
-            assert_eq!(out, run_with(input, Options { observed_at: false, dialect, ..Options::default() }, &[]));
+            let out = run_with(input, Options::default().observed_at(false).dialect(dialect), &[1]);
+            assert_eq!(out, run_with(input, Options::default().observed_at(false).dialect(dialect), &[]));
             assert_eq!(out.last().unwrap()["lines"], lines, "{input:?}");
         }
     }

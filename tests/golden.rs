@@ -93,6 +93,25 @@ fn output_reads_back_into_event_and_reserializes_equal() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// An event read back into `Event` and written again is the same bytes (keys of
+/// `tool_started.input` in the CLI's order, numbers and escapes as written).
+#[test]
+fn output_read_back_and_written_again_is_byte_identical() {
+    let mut failures = Vec::new();
+    for fixture in all_fixtures() {
+        for (i, l) in run_path_text(&fixture).lines().enumerate() {
+            let Ok(ev) = serde_json::from_str::<agentnorm::Event>(l) else { continue };
+            let mut sink = agentnorm::NdjsonSink::default();
+            agentnorm::Sink::event(&mut sink, &ev);
+            let again = String::from_utf8(sink.buf).expect("UTF-8");
+            if again.trim_end_matches('\n') != l {
+                failures.push(format!("{}:{}\n  read:  {l}\n  wrote: {again}", fixture.display(), i + 1));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 #[test]
 fn every_non_blank_input_line_is_accounted_for() {
     let mut failures = Vec::new();

@@ -384,7 +384,10 @@ fn wrong_types(v: &Value, key: &str, deep: bool) -> Value {
 fn frames_with_every_field_of_the_wrong_type_in_every_dialect() {
     let mut dialects: Vec<String> = std::fs::read_dir(common::root().join("fixtures"))
         .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .map(|e| e.unwrap())
+        // `fixtures/README.md` (provenance) sits beside the dialect folders.
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().into_string().unwrap())
         .collect();
     dialects.sort();
     assert!(dialects.len() >= 8);
@@ -748,7 +751,7 @@ fn the_usage_table_neutralises_escape_payloads_in_session_ids_and_models() {
     let out = bin().args(["usage", "--by", "session"]).arg(&path).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let table = String::from_utf8(out.stdout).unwrap();
-    let bad: Vec<char> = table.chars().filter(|c| *c != '\n' && agentnorm::safe::is_unsafe(*c)).collect();
+    let bad: Vec<char> = table.chars().filter(|c| *c != '\n' && agentnorm::sink::safe::is_unsafe(*c)).collect();
     assert!(bad.is_empty(), "unsafe characters reached the table: {bad:?}");
     assert!(table.contains("\\u{1b}"), "escapes are shown as text");
 }
@@ -780,10 +783,10 @@ fn the_pretty_view_neutralises_every_escape_payload_plain_and_coloured() {
                 assert!(!text.contains('\x1b'), "{name}: an escape in the plain view: {text:?}");
             }
             let shown = strip_sgr(&text);
-            let bad: Vec<char> = shown.chars().filter(|c| *c != '\n' && agentnorm::safe::is_unsafe(*c)).collect();
+            let bad: Vec<char> = shown.chars().filter(|c| *c != '\n' && agentnorm::sink::safe::is_unsafe(*c)).collect();
             assert!(bad.is_empty(), "{name} ({color}): unsafe characters reached the terminal: {bad:?}\n{shown}");
             // Nothing is dropped: each unsafe character is there as visible text.
-            for c in payload.chars().filter(|c| agentnorm::safe::is_unsafe(*c) && *c != '\n') {
+            for c in payload.chars().filter(|c| agentnorm::sink::safe::is_unsafe(*c) && *c != '\n') {
                 let visible = format!("\\u{{{:x}}}", c as u32);
                 assert!(shown.contains(&visible), "{name} ({color}): {visible} not shown\n{shown}");
             }

@@ -7,7 +7,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use agentnorm::html::{HtmlSink, anchor, escape};
+use agentnorm::view::html::{HtmlSink, anchor, escape};
 use agentnorm::{Envelope, Event, Sink};
 use proptest::prelude::*;
 
@@ -101,7 +101,7 @@ fn the_escape_battery_and_markdown_payloads_stay_text() {
     let payloads =
         ESCAPE_PAYLOADS.iter().map(|(name, p)| (*name, *p)).chain(MARKDOWN_PAYLOADS.iter().map(|p| (*p, *p)));
     for (name, payload) in payloads {
-        for line in agentnorm::render::clean_lines(payload) {
+        for line in agentnorm::view::clean_lines(payload) {
             assert!(html.contains(&escape(&line)), "{name}: {line:?} is not shown escaped");
         }
     }
@@ -248,7 +248,7 @@ proptest! {
         let html = page_from(&events);
         assert_inert_page(&html);
         // The interrupt's reason is one span: the whole text, made safe, escaped.
-        prop_assert!(html.contains(&escape(&agentnorm::render::clean(&t))));
+        prop_assert!(html.contains(&escape(&agentnorm::view::clean(&t))));
     }
 }
 

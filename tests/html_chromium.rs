@@ -15,7 +15,7 @@ use std::process::{Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use agentnorm::html::anchor;
+use agentnorm::view::html::anchor;
 
 mod common;
 use common::{

@@ -125,7 +125,7 @@ fn every_fixture_shows_every_call_turn_word_and_problem() {
                     let kind: agentnorm::event::ToolKind = serde_json::from_value(Value::from(kind)).unwrap();
                     let label = match kind {
                         agentnorm::event::ToolKind::Other => tool.to_owned(),
-                        k => agentnorm::render::activity_label(k).to_owned(),
+                        k => agentnorm::view::activity_label(k).to_owned(),
                     };
                     let mark = if e["ok"] == Value::Bool(true) { "✓" } else { "✗" };
                     *expected.entry(format!("{mark} {label}")).or_default() += 1;

@@ -44,7 +44,7 @@ fn sample_stream() -> Vec<u8> {
 
 fn normalize_in_chunks(input: &[u8], cuts: &[usize]) -> Vec<u8> {
     let mut sink = NdjsonSink::default();
-    let mut n = Normalizer::new(Options { observed_at: false, ..Options::default() });
+    let mut n = Normalizer::new(Options::default().observed_at(false));
     let mut start = 0;
     for &c in cuts {
         let end = c.min(input.len()).max(start);
@@ -123,7 +123,10 @@ fn fixture_lines() -> &'static [Vec<u8>] {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
         let mut files: Vec<_> = std::fs::read_dir(&root)
             .unwrap()
-            .flat_map(|d| std::fs::read_dir(d.unwrap().path()).unwrap())
+            .map(|d| d.unwrap().path())
+            // `fixtures/README.md` (provenance) sits beside the dialect folders.
+            .filter(|d| d.is_dir())
+            .flat_map(|d| std::fs::read_dir(d).unwrap())
             .map(|e| e.unwrap().path())
             .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
             .collect();
@@ -196,7 +199,7 @@ fn is_blank(l: &[u8]) -> bool {
 /// Runs the library on `input` with `--raw`: the NDJSON bytes and the events as the library made
 /// them.
 fn normalize_raw(input: &[u8]) -> (Vec<u8>, Vec<Event>) {
-    let opts = Options { observed_at: false, raw: true, ..Options::default() };
+    let opts = Options::default().observed_at(false).raw(true);
     let mut sink = NdjsonSink::default();
     let mut n = Normalizer::new(opts.clone());
     n.feed(input, &mut sink);
@@ -320,9 +323,9 @@ proptest! {
 /// The pretty view of `input`, fed in pieces cut at `cuts`, with a live flush after each piece
 /// when `live`.
 fn pretty_in_chunks(input: &[u8], cuts: &[usize], width: usize, live: bool) -> String {
-    use agentnorm::render::{PrettySink, Terminal};
+    use agentnorm::view::{PrettySink, Terminal};
     let mut sink = PrettySink::new(Terminal { width, color: true });
-    let mut n = Normalizer::new(Options { observed_at: false, ..Options::default() });
+    let mut n = Normalizer::new(Options::default().observed_at(false));
     let mut start = 0;
     for &c in cuts {
         let end = c.min(input.len()).max(start);
@@ -363,7 +366,7 @@ proptest! {
         let plain = strip_sgr(&batch);
         for row in plain.lines() {
             prop_assert!(row.width() <= width, "row wider than {}: {:?}", width, row);
-            prop_assert!(!row.chars().any(agentnorm::safe::is_unsafe), "unsafe character in {:?}", row);
+            prop_assert!(!row.chars().any(agentnorm::sink::safe::is_unsafe), "unsafe character in {:?}", row);
         }
         let live = strip_sgr(&pretty_in_chunks(&input, &cuts, width, true));
         prop_assert_eq!(outcomes(&live), outcomes(&plain));
@@ -465,9 +468,9 @@ proptest! {
         input in edge_stream(),
         cuts in any_cuts(8000),
         threads in 1..=4usize,
-        max_line in prop_oneof![Just(agentnorm::normalize::DEFAULT_MAX_LINE_BYTES), 1..300usize],
+        max_line in prop_oneof![Just(agentnorm::DEFAULT_MAX_LINE_BYTES), 1..300usize],
     ) {
-        let opts = Options { observed_at: false, max_line_bytes: max_line, ..Options::default() };
+        let opts = Options::default().observed_at(false).max_line_bytes(max_line);
         let cuts = common::cuts_at_lines(&input, &cuts);
         let one = common::normalize_in_sizes(&input, opts.clone(), &[]);
         let par = common::normalize_parallel(&input, opts, &cuts, threads);
@@ -481,11 +484,11 @@ proptest! {
         input in any_stream(),
         cuts in any_cuts(6000),
         threads in 1..=4usize,
-        max_line in prop_oneof![Just(agentnorm::normalize::DEFAULT_MAX_LINE_BYTES), 1..400usize],
+        max_line in prop_oneof![Just(agentnorm::DEFAULT_MAX_LINE_BYTES), 1..400usize],
         raw in any::<bool>(),
         redact in any::<bool>(),
     ) {
-        let opts = Options { observed_at: false, raw, redact, max_line_bytes: max_line, ..Options::default() };
+        let opts = Options::default().observed_at(false).raw(raw).redact(redact).max_line_bytes(max_line);
         let cuts = common::cuts_at_lines(&input, &cuts);
         let one = common::normalize_in_sizes(&input, opts.clone(), &[]);
         let par = common::normalize_parallel(&input, opts, &cuts, threads);
@@ -500,7 +503,7 @@ proptest! {
         cuts in any_cuts(200_000),
         threads in 1..=4usize,
     ) {
-        let opts = Options { observed_at: false, ..Options::default() };
+        let opts = Options::default().observed_at(false);
         let cuts = common::cuts_at_lines(&input, &cuts);
         let one = common::normalize_in_sizes(&input, opts.clone(), &[]);
         let par = common::normalize_parallel(&input, opts, &cuts, threads);
@@ -518,7 +521,7 @@ proptest! {
             for f in common::fixtures(dir) {
                 let input = std::fs::read(common::root().join(&f)).unwrap();
                 let dialect = forced.then(|| agentnorm::Dialect::from_name(dir)).flatten();
-                let opts = Options { observed_at: false, dialect, source: Some(f.display().to_string()), ..Options::default() };
+                let opts = Options::default().observed_at(false).dialect(dialect).source(Some(f.display().to_string()));
                 let cuts = common::cuts_at_lines(&input, &cuts);
                 let one = common::normalize_in_sizes(&input, opts.clone(), &[]);
                 let par = common::normalize_parallel(&input, opts, &cuts, threads);

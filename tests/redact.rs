@@ -321,7 +321,7 @@ proptest::proptest! {
         input.push('\n');
         input.push_str(&text.replace('\n', " "));
         input.push('\n');
-        let opts = agentnorm::Options { observed_at: false, raw: true, redact: true, ..Default::default() };
+        let opts = agentnorm::Options::default().observed_at(false).raw(true).redact(true);
         let out = common::normalize_in_sizes(input.as_bytes(), opts, &[]);
         for line in String::from_utf8(out).unwrap().lines() {
             let ev: Value = serde_json::from_str(line).unwrap();

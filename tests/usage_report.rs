@@ -396,7 +396,7 @@ fn result_does_not_depend_on_the_thread_count() {
 fn help_names_the_price_table_date() {
     let out = bin().args(["usage", "--help"]).output().unwrap();
     let help = String::from_utf8(out.stdout).unwrap();
-    assert!(help.contains(agentnorm::prices::PRICES_DATE), "{help}");
+    assert!(help.contains(agentnorm::sink::prices::PRICES_DATE), "{help}");
     assert!(help.contains("list prices"));
 }
 

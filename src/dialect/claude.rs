@@ -5,10 +5,188 @@
 //! `stream_event` deltas and then repeats the text in the whole message. Both repeats are
 //! expressed as [`Piece`]s the fold resolves (once per `message.id`; text exactly once).
 
-use super::{Mapped, NO_ID, Piece, content_text, failure_kind, subagent_status, summary, tool_kind};
-use crate::event::{Envelope, Event, FailureKind, Level, SubagentOperation, SubagentStatus, Text, UnknownReason};
-use crate::frame::Val;
-use crate::usage;
+use super::{Adapter, Claim, Cx, Mapped, NO_ID, Own, Piece, Recent, content_text, failure_kind, subagent_status, summary, tool_kind};
+use crate::dialect::usage;
+use crate::event::{
+    Envelope, Event, FailureKind, Level, SubagentOperation, SubagentStatus, Text, UnknownReason, Usage, UsageScope,
+};
+use crate::read::frame::Val;
+
+/// The `claude` dialect.
+pub(crate) struct Claude;
+
+impl Adapter for Claude {
+    type Piece = ClaudePiece;
+    type State = State;
+
+    fn claim(f: Val<'_>, ty: Option<&str>) -> Claim {
+        match ty {
+            Some("stream_event" | "rate_limit_event" | "control_response" | "control_request" | "keep_alive" | "active_goal") => {
+                Claim::Marked
+            }
+            // Shared with Cursor; Claude-only marks win over Cursor's (SPEC §2).
+            Some(ty @ ("system" | "assistant" | "user" | "result")) => {
+                let subtype = f.str_at("subtype");
+                let mark = f.get("uuid").is_some()
+                    || f.get("parent_tool_use_id").is_some()
+                    || (ty == "system" && subtype != Some("init"))
+                    || (ty == "system" && f.get("tools").is_some());
+                if mark { Claim::Overrides } else { Claim::Fits }
+            }
+            _ => Claim::No,
+        }
+    }
+
+    fn map(f: Val<'_>, m: &mut Mapped) {
+        map(f, m)
+    }
+
+    fn fold(st: &mut State, piece: ClaudePiece, cx: &mut dyn Cx) {
+        match piece {
+            ClaudePiece::WholeMessage { message_id, event } => {
+                if message_id.as_ref().is_some_and(|id| st.streamed.contains(id)) {
+                    return;
+                }
+                match event {
+                    // Deltas streamed without a message_start naming their message (a stream
+                    // joined midway): the whole message repeats them, write only the rest.
+                    Event::OutputDelta { text, .. } if cx.has_segment() => cx.turn_text(text, false, message_id),
+                    _ => cx.event(event),
+                }
+            }
+            ClaudePiece::StreamStart { message_id, usage, model } => {
+                flush_stream_usage(st, cx);
+                st.streamed.insert(&message_id);
+                st.stream_msg = Some((message_id, usage, model));
+            }
+            ClaudePiece::StreamText(mut ev) => {
+                if let (Event::OutputDelta { text, .. }, None) = (&ev, &st.stream_msg) {
+                    cx.note_fragment(&text.as_str());
+                }
+                if let (Event::OutputDelta { message_id, .. }, Some((id, _, _))) = (&mut ev, &st.stream_msg) {
+                    *message_id = Some(id.clone());
+                }
+                cx.event(ev);
+            }
+            ClaudePiece::StreamUsage { usage: fin } => {
+                let (message_id, figures, model) = match &st.stream_msg {
+                    Some((id, start, model)) => {
+                        if !st.usage_done.insert(id) {
+                            return;
+                        }
+                        // Input and cache figures from the message, the final output count here.
+                        let u = Usage {
+                            input: start.input.or(fin.input),
+                            cache_read: start.cache_read.or(fin.cache_read),
+                            cache_write: start.cache_write.or(fin.cache_write),
+                            output: fin.output,
+                            ..Usage::default()
+                        };
+                        (Some(id.clone()), u, model.clone())
+                    }
+                    None => (None, fin, None),
+                };
+                let usage = usage::with_context(figures);
+                cx.event(Event::Usage { env: Envelope::default(), usage, model, message_id, context_window: None });
+            }
+            ClaudePiece::MessageUsage { message_id, event } => {
+                if let Some(id) = message_id
+                    && (st.streamed.contains(&id) || !st.usage_done.insert(&id))
+                {
+                    return;
+                }
+                cx.event(event);
+            }
+        }
+    }
+
+    fn turn_ending(st: &mut State, cx: &mut dyn Cx) {
+        flush_stream_usage(st, cx);
+    }
+
+    fn finish(st: &mut State, cx: &mut dyn Cx) {
+        flush_stream_usage(st, cx);
+    }
+}
+
+/// Claude's own pieces: a message's repeats, resolved once per `message.id`.
+// Pieces live a moment in a per-line list: boxing the large variant would cost a malloc each.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum ClaudePiece {
+    /// Assistant text or reasoning from a whole message; dropped when the same message was
+    /// already streamed as partial deltas (the exactly-once invariant).
+    WholeMessage {
+        /// The message id, when the CLI gave one.
+        message_id: Option<String>,
+        /// The `output_delta` or `reasoning` event.
+        event: Event,
+    },
+    /// A partial message started (`stream_event` `message_start`): its usage is emitted at its
+    /// `message_delta`, and its whole-message copies are dropped.
+    StreamStart {
+        /// The message id.
+        message_id: String,
+        /// The start-of-message usage (input and cache figures).
+        usage: Usage,
+        /// The model.
+        model: Option<String>,
+    },
+    /// A partial message's final usage (`message_delta`).
+    StreamUsage {
+        /// The final figures (only `output` and `reasoning` are taken from here when the
+        /// start was seen).
+        usage: Usage,
+    },
+    /// One message's usage as repeated on each of its lines: emitted once per message id.
+    MessageUsage {
+        /// The message id; `None` makes every line its own message.
+        message_id: Option<String>,
+        /// The `usage` event.
+        event: Event,
+    },
+    /// Partial assistant text or reasoning (`stream_event` deltas) of the message the last
+    /// `StreamStart` announced.
+    StreamText(Event),
+}
+
+impl From<ClaudePiece> for Piece {
+    fn from(p: ClaudePiece) -> Piece {
+        Piece::Own(Own::Claude(p))
+    }
+}
+
+/// What a Claude stream remembers: the messages streamed as partial deltas, the messages whose
+/// usage was written, and the partial message in progress.
+#[derive(Debug)]
+pub(crate) struct State {
+    streamed: Recent<()>,
+    usage_done: Recent<()>,
+    stream_msg: Option<(String, Usage, Option<String>)>,
+}
+
+impl Default for State {
+    fn default() -> State {
+        State { streamed: Recent::new(1 << 12), usage_done: Recent::new(1 << 12), stream_msg: None }
+    }
+}
+
+/// A partial message whose `message_delta` never came (interrupted, cut) was still a billed
+/// request: its usage is written with the input and cache figures, without `output`.
+fn flush_stream_usage(st: &mut State, cx: &mut dyn Cx) {
+    let Some((id, start, model)) = &st.stream_msg else { return };
+    if !st.usage_done.insert(id) {
+        return;
+    }
+    let usage = usage::with_context(Usage { output: None, reasoning: None, ..*start });
+    cx.event(Event::Usage {
+        env: Envelope::default(),
+        usage,
+        model: model.clone(),
+        message_id: Some(id.clone()),
+        context_window: None,
+    });
+}
 
 /// Maps one Claude frame.
 pub fn map(f: Val<'_>, m: &mut Mapped) {
@@ -151,7 +329,7 @@ fn assistant(f: Val<'_>, m: &mut Mapped) {
             message_id: message_id.clone(),
             context_window: None,
         };
-        m.pieces.push(Piece::MessageUsage { message_id, event });
+        m.push_piece(ClaudePiece::MessageUsage { message_id, event });
     }
 }
 
@@ -165,12 +343,12 @@ pub(crate) fn assistant_content(msg: Val<'_>, message_id: &Option<String>, m: &m
         }
     } else if let Some(text) = msg.text_at("content") {
         let event = Event::OutputDelta { env: Envelope::default(), text, message_id: message_id.clone() };
-        m.pieces.push(Piece::WholeMessage { message_id: message_id.clone(), event });
+        m.push_piece(ClaudePiece::WholeMessage { message_id: message_id.clone(), event });
     }
 }
 
 fn block(b: Val<'_>, message_id: &Option<String>, m: &mut Mapped) {
-    let whole = |event| Piece::WholeMessage { message_id: message_id.clone(), event };
+    let whole = |event| Piece::from(ClaudePiece::WholeMessage { message_id: message_id.clone(), event });
     match b.str_at("type") {
         Some("text") => {
             if let Some(text) = b.text_at("text").filter(|t| !t.is_empty()) {
@@ -313,6 +491,8 @@ fn result(f: Val<'_>, m: &mut Mapped) {
             env: Envelope::default(),
             usage,
             usage_scope: None,
+            // `total_cost_usd` is a running total over the turns of one process.
+            cost_scope: cost_usd.map(|_| UsageScope::Session),
             cost_usd,
             duration_ms,
             num_turns: f.u64_at("num_turns"),
@@ -347,6 +527,8 @@ fn result(f: Val<'_>, m: &mut Mapped) {
         kind: Some(kind),
         usage,
         usage_scope: None,
+        // `total_cost_usd` is a running total over the turns of one process.
+            cost_scope: cost_usd.map(|_| UsageScope::Session),
         cost_usd,
         duration_ms,
         model_usage,
@@ -365,7 +547,7 @@ fn stream_event(f: Val<'_>, m: &mut Mapped) {
         "message_start" => {
             let msg = ev.get("message");
             match msg.and_then(|x| x.string_at("id")) {
-                Some(message_id) => m.pieces.push(Piece::StreamStart {
+                Some(message_id) => m.push_piece(ClaudePiece::StreamStart {
                     message_id,
                     usage: msg.and_then(|x| x.get("usage")).map(usage::claude).unwrap_or_default(),
                     model: msg.and_then(|x| x.string_at("model")),
@@ -377,7 +559,7 @@ fn stream_event(f: Val<'_>, m: &mut Mapped) {
             let delta = ev.get("delta");
             match delta.and_then(|d| d.str_at("type")) {
                 Some("text_delta") => match delta.and_then(|d| d.text_at("text")) {
-                    Some(text) if !text.is_empty() => m.pieces.push(Piece::StreamText(Event::OutputDelta {
+                    Some(text) if !text.is_empty() => m.push_piece(ClaudePiece::StreamText(Event::OutputDelta {
                         env: Envelope::default(),
                         text,
                         message_id: None,
@@ -386,13 +568,13 @@ fn stream_event(f: Val<'_>, m: &mut Mapped) {
                 },
                 Some("thinking_delta") => {
                     let text = delta.and_then(|d| d.text_at("thinking")).filter(|t| !t.is_empty());
-                    m.pieces.push(Piece::StreamText(Event::Reasoning { env: Envelope::default(), text }))
+                    m.push_piece(ClaudePiece::StreamText(Event::Reasoning { env: Envelope::default(), text }))
                 }
                 _ => m.heartbeat(),
             }
         }
         "message_delta" => match ev.get("usage").filter(|u| u.is_object()) {
-            Some(u) => m.pieces.push(Piece::StreamUsage { usage: usage::claude(u) }),
+            Some(u) => m.push_piece(ClaudePiece::StreamUsage { usage: usage::claude(u) }),
             None => m.heartbeat(),
         },
         "content_block_start" | "content_block_stop" | "message_stop" | "ping" => m.heartbeat(),

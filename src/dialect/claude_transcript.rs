@@ -12,7 +12,7 @@
 //! - **One line per content block, usage growing.** A message's lines share `message.id` and each
 //!   repeats its usage; older CLIs (1.0.x) raise `output_tokens` on the last line, 2.0.x write the
 //!   start-of-stream snapshot only (its `output` undercounts, and nothing in the file says more).
-//!   Usage is a [`Piece::GrowingUsage`]: one `usage` per `message.id` with the largest figures,
+//!   Usage is a [`TranscriptPiece::GrowingUsage`]: one `usage` per `message.id` with the largest figures,
 //!   written when the message has ended, with the `line` / `at` of its last line. A message ends at
 //!   the next assistant line of another id, at a `summary` or `system` line, at a user prompt or
 //!   interrupt (the user only speaks once the assistant is done), or at the end of input. Model
@@ -45,10 +45,149 @@
 //! final newline only (the fold knows this dialect is a saved log).
 
 use super::claude::{self, NotContent};
-use super::{Mapped, Piece, failure_kind};
+use super::{Adapter, Claim, Cx, Mapped, Own, Piece, Recent, failure_kind};
+use crate::dialect::usage;
 use crate::event::{Envelope, Event, FailureKind, Level, UnknownReason};
-use crate::frame::Val;
-use crate::usage;
+use crate::read::frame::Val;
+
+/// The `claude-transcript` dialect.
+pub(crate) struct Transcript;
+
+/// Transcript line types that carry no conversation (SPEC §3 liveness frames and newer
+/// bookkeeping lines).
+const BOOKKEEPING: &[&str] = &[
+    "summary",
+    "file-history-snapshot",
+    "queue-operation",
+    "last-prompt",
+    "permission-mode",
+    "ai-title",
+    "custom-title",
+    "agent-name",
+];
+
+impl Adapter for Transcript {
+    type Piece = TranscriptPiece;
+    type State = State;
+    const SAVED_LOG: bool = true;
+
+    fn claim(f: Val<'_>, ty: Option<&str>) -> Claim {
+        // The conversation-tree keys are on every message line.
+        if f.get("parentUuid").is_some() || (f.get("isSidechain").is_some() && f.get("sessionId").is_some()) {
+            return Claim::Envelope;
+        }
+        match ty {
+            Some(t) if BOOKKEEPING.contains(&t) => Claim::Marked,
+            _ => Claim::No,
+        }
+    }
+
+    fn map(f: Val<'_>, m: &mut Mapped) {
+        map(f, m)
+    }
+
+    fn fold(st: &mut State, piece: TranscriptPiece, cx: &mut dyn Cx) {
+        match piece {
+            TranscriptPiece::GrowingUsage { message_id, event } => {
+                let Event::Usage { usage, .. } = &event else { return };
+                match &mut st.growing {
+                    Some(g) if g.message_id == message_id => {
+                        if let Event::Usage { usage: held, .. } = &mut g.event {
+                            *held = usage::with_context(usage::max_each(*held, *usage));
+                        }
+                        g.line = cx.line_no();
+                        g.at = cx.at().map(str::to_owned);
+                    }
+                    _ => {
+                        flush_growing(st, cx);
+                        if st.usage_done.contains(&message_id) {
+                            return;
+                        }
+                        st.growing = Some(Growing {
+                            message_id,
+                            event,
+                            line: cx.line_no(),
+                            at: cx.at().map(str::to_owned),
+                            parent_tool_id: cx.parent_tool_id().map(str::to_owned),
+                            sidechain: cx.sidechain(),
+                            session_id: cx.session_id().map(str::to_owned),
+                        });
+                        cx.set_turn_open();
+                    }
+                }
+            }
+            TranscriptPiece::EndMessage => flush_growing(st, cx),
+        }
+    }
+
+    fn finish(st: &mut State, cx: &mut dyn Cx) {
+        flush_growing(st, cx);
+    }
+}
+
+/// A transcript's own pieces: a message's usage, held until the message has ended.
+// Pieces live a moment in a per-line list: boxing the large variant would cost a malloc each.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum TranscriptPiece {
+    /// One line of a message whose usage grows as the message grows (a line per content
+    /// block): one `usage` per message id, written once the message has ended, with the largest
+    /// figures seen and the `line` / `at` of its last line.
+    GrowingUsage {
+        /// The message id.
+        message_id: String,
+        /// The `usage` event as this line reports it.
+        event: Event,
+    },
+    /// A line that ends any message in progress (a `summary` or `system` line, a prompt).
+    EndMessage,
+}
+
+impl From<TranscriptPiece> for Piece {
+    fn from(p: TranscriptPiece) -> Piece {
+        Piece::Own(Own::ClaudeTranscript(p))
+    }
+}
+
+/// What a transcript remembers: the message whose usage is held, and the messages written.
+#[derive(Debug)]
+pub(crate) struct State {
+    growing: Option<Growing>,
+    usage_done: Recent<()>,
+}
+
+impl Default for State {
+    fn default() -> State {
+        State { growing: None, usage_done: Recent::new(1 << 12) }
+    }
+}
+
+/// A message's usage held until the message ends.
+#[derive(Debug)]
+struct Growing {
+    message_id: String,
+    event: Event,
+    line: u64,
+    at: Option<String>,
+    parent_tool_id: Option<String>,
+    sidechain: Option<bool>,
+    /// The session the message belongs to (a later line may be of another session).
+    session_id: Option<String>,
+}
+
+/// Ends the message held: its usage is written before the current line's events, with its own
+/// last line.
+fn flush_growing(st: &mut State, cx: &mut dyn Cx) {
+    let Some(g) = st.growing.take() else { return };
+    st.usage_done.insert(&g.message_id);
+    let mut ev = g.event;
+    let env = ev.env_mut();
+    env.at = g.at;
+    env.parent_tool_id = g.parent_tool_id;
+    env.sidechain = g.sidechain;
+    env.session_id = g.session_id;
+    cx.defer(ev, g.line);
+}
 
 /// Maps one transcript line.
 ///
@@ -56,7 +195,7 @@ use crate::usage;
 /// use agentnorm::{Event, Normalizer, Options};
 /// let line = br#"{"type":"user","sessionId":"s1","parentUuid":null,"isSidechain":false,"timestamp":"2026-01-02T03:04:05.000Z","message":{"role":"user","content":"hi"}}"#;
 /// let mut events: Vec<Event> = Vec::new();
-/// let mut n = Normalizer::new(Options { observed_at: false, ..Options::default() });
+/// let mut n = Normalizer::new(Options::default().observed_at(false));
 /// n.line(line, &mut events);
 /// n.finish(&mut events);
 /// let types: Vec<&str> = events.iter().map(|e| e.type_name()).collect();
@@ -89,7 +228,7 @@ pub fn map(f: Val<'_>, m: &mut Mapped) {
         "assistant" => assistant(f, m),
         "system" => system(f, m),
         "summary" => {
-            m.pieces.push(Piece::EndMessage);
+            m.push_piece(TranscriptPiece::EndMessage);
             m.heartbeat();
         }
         "file-history-snapshot" => {
@@ -128,15 +267,16 @@ fn assistant(f: Val<'_>, m: &mut Mapped) {
         message_id: message_id.clone(),
         context_window: None,
     };
-    m.pieces.push(match message_id {
-        Some(message_id) => Piece::GrowingUsage { message_id, event },
-        None => Piece::MessageUsage { message_id: None, event },
-    });
+    match message_id {
+        Some(message_id) => m.push_piece(TranscriptPiece::GrowingUsage { message_id, event }),
+        // A line without a message id counts on its own.
+        None => m.push(event),
+    }
 }
 
 /// An `isApiErrorMessage` line: the request failed and the CLI wrote its notice as the reply.
 fn api_error(f: Val<'_>, msg: Val<'_>, m: &mut Mapped) {
-    m.pieces.push(Piece::EndMessage);
+    m.push_piece(TranscriptPiece::EndMessage);
     let text = msg
         .get("content")
         .and_then(super::content_text)
@@ -162,6 +302,7 @@ fn api_error(f: Val<'_>, msg: Val<'_>, m: &mut Mapped) {
         kind: Some(kind),
         usage: None,
         usage_scope: None,
+        cost_scope: None,
         cost_usd: None,
         duration_ms: None,
         model_usage: None,
@@ -196,7 +337,7 @@ fn user(f: Val<'_>, m: &mut Mapped) {
     };
     tool_durations(f, &mut m.pieces[before..]);
     // The user only speaks once the assistant's message is over.
-    m.pieces.push(Piece::EndMessage);
+    m.push_piece(TranscriptPiece::EndMessage);
     let flag = |k: &str| f.bool_at(k) == Some(true);
     let frame = if flag("isCompactSummary") {
         Some("user/compact_summary")
@@ -253,7 +394,7 @@ fn tool_durations(f: Val<'_>, pieces: &mut [Piece]) {
 }
 
 fn system(f: Val<'_>, m: &mut Mapped) {
-    m.pieces.push(Piece::EndMessage);
+    m.push_piece(TranscriptPiece::EndMessage);
     let Some(sub) = f.str_at("subtype") else {
         // Hook notices of older CLIs: `{"type":"system","content":…,"level":…}`.
         return m.heartbeat();

@@ -10,12 +10,98 @@
 //! `codex-legacy`): the `token_count` mapping (per-request usage and rate-limit windows), the
 //! summary of a shell argv and the diagnostic of an `error` message.
 
-use super::{Mapped, NO_ID, Piece, content_text, diagnostic, failure_kind, plan_items, subagent_status};
+use super::{Adapter, Claim, Cx, Mapped, NO_ID, Own, Piece, content_text, diagnostic, failure_kind, plan_items, subagent_status};
+use crate::dialect::usage;
 use crate::event::{
-    Envelope, Event, Level, SubagentOperation, SubagentStatus, Text, ToolKind, UnknownReason, UsageScope,
+    Envelope, Event, Level, SubagentOperation, SubagentStatus, Text, ToolKind, UnknownReason, Usage, UsageScope,
 };
-use crate::frame::Val;
-use crate::usage;
+use crate::read::frame::Val;
+
+/// The `codex` dialect.
+pub(crate) struct Exec;
+
+impl Adapter for Exec {
+    type Piece = CodexPiece;
+    type State = Totals;
+
+    fn claim(_: Val<'_>, ty: Option<&str>) -> Claim {
+        match ty {
+            Some(
+                "thread.started" | "turn.started" | "turn.completed" | "turn.failed" | "item.started" | "item.updated"
+                | "item.completed" | "session.created" | "request_user_input" | "item.plan.delta",
+            ) => Claim::Marked,
+            // Top-level `{"type":"error","message":…}`: Gemini's and OpenCode's errors carry
+            // marks of their own.
+            Some("error") => Claim::Fits,
+            _ => Claim::No,
+        }
+    }
+
+    fn map(f: Val<'_>, m: &mut Mapped) {
+        map(f, m)
+    }
+
+    fn fold(totals: &mut Totals, piece: CodexPiece, cx: &mut dyn Cx) {
+        match piece {
+            CodexPiece::TokenCount { total, event } => {
+                if totals.last == Some(total) {
+                    return;
+                }
+                let before = totals.last.replace(total);
+                // Without the request's own figures: what the running total grew by (never what
+                // a fork inherited).
+                let ev = event.or_else(|| {
+                    // A total below the last one is a new counter: counted whole.
+                    let grown = match before {
+                        Some(prev) if usage::covers(&total, &prev) => usage::minus(total, prev),
+                        _ => total,
+                    };
+                    usage::non_empty(grown).map(|usage| Event::Usage {
+                        env: Envelope::default(),
+                        usage,
+                        model: None,
+                        message_id: None,
+                        context_window: None,
+                    })
+                });
+                if let Some(ev) = ev {
+                    cx.event(ev);
+                }
+            }
+            CodexPiece::Inherit(total) => totals.last = Some(total),
+        }
+    }
+}
+
+/// The pieces the Codex dialects share (`codex-legacy` and `codex-rollout` write them too).
+// Pieces live a moment in a per-line list: boxing the large variant would cost a malloc each.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum CodexPiece {
+    /// A cumulative token counter (`token_count`): `event` (the per-request `usage`) is written
+    /// only when `total` changed since the last one of the stream.
+    TokenCount {
+        /// The running total the CLI reported.
+        total: Usage,
+        /// The `usage` event for the last request.
+        event: Option<Event>,
+    },
+    /// A running total inherited from copied history (a forked rollout): kept as the last
+    /// total, nothing written.
+    Inherit(Usage),
+}
+
+impl From<CodexPiece> for Piece {
+    fn from(p: CodexPiece) -> Piece {
+        Piece::Own(Own::Codex(p))
+    }
+}
+
+/// The last running token total of a Codex stream.
+#[derive(Debug, Default)]
+pub(crate) struct Totals {
+    last: Option<Usage>,
+}
 
 /// Maps one Codex frame.
 pub fn map(f: Val<'_>, m: &mut Mapped) {
@@ -38,6 +124,7 @@ pub fn map(f: Val<'_>, m: &mut Mapped) {
             env: Envelope::default(),
             usage: f.get("usage").filter(|u| u.is_object()).map(usage::codex).and_then(usage::non_empty),
             usage_scope: f.get("usage").filter(|u| u.is_object()).map(|_| UsageScope::Session),
+            cost_scope: None,
             cost_usd: None,
             duration_ms: None,
             num_turns: None,
@@ -58,6 +145,7 @@ pub fn map(f: Val<'_>, m: &mut Mapped) {
                 kind: Some(failure_kind(&error)),
                 error,
                 usage_scope: usage.map(|_| UsageScope::Session),
+                cost_scope: None,
                 usage,
                 cost_usd: None,
                 duration_ms: None,
@@ -275,7 +363,7 @@ pub(crate) fn shell_summary(command: Val<'_>) -> Option<String> {
 /// Maps a Codex `token_count` payload `{info, rate_limits}` (rollout `event_msg`, legacy `msg`).
 ///
 /// `info.last_token_usage` is the last model request's usage: a `usage` event (SPEC §4 Codex row,
-/// with `context` and `info.model_context_window`) wrapped in a [`Piece::TokenCount`] keyed on
+/// with `context` and `info.model_context_window`) wrapped in a [`CodexPiece::TokenCount`] keyed on
 /// `info.total_token_usage`, so that a repeat with unchanged totals (a rate-limit refresh) writes
 /// nothing. `info: null` carries no usage. `rate_limits` gives one `rate_limit` per window on
 /// every line, repeats included (the fold writes a window only when it changed). `at` is the
@@ -293,7 +381,7 @@ pub(crate) fn token_count(p: Val<'_>, at: Option<&str>, m: &mut Mapped) {
                 },
             );
         match info.get("total_token_usage").filter(|u| u.is_object()) {
-            Some(total) => m.pieces.push(Piece::TokenCount { total: usage::codex(total), event }),
+            Some(total) => m.push_piece(CodexPiece::TokenCount { total: usage::codex(total), event }),
             // No running total to compare: every such line is its own request.
             None => {
                 if let Some(e) = event {
@@ -314,11 +402,11 @@ pub(crate) fn token_count(p: Val<'_>, at: Option<&str>, m: &mut Mapped) {
 /// no status; when `rate_limit_reached_type` names a reached limit, the windows used to 100% are
 /// `rejected`.
 fn rate_limits(rl: Val<'_>, at: Option<&str>, m: &mut Mapped) {
-    let base_ms = at.and_then(crate::time::parse_rfc3339_ms);
+    let base_ms = at.and_then(crate::read::time::parse_rfc3339_ms);
     let relative = |v: Option<Val<'_>>| {
         let secs = v?.f64()?;
         let base = base_ms?;
-        (0.0..1e12).contains(&secs).then(|| crate::time::rfc3339_millis(base + (secs * 1000.0) as i64))
+        (0.0..1e12).contains(&secs).then(|| crate::read::time::rfc3339_millis(base + (secs * 1000.0) as i64))
     };
     let reached = rl.str_at("rate_limit_reached_type").is_some();
     for slot in ["primary", "secondary"] {

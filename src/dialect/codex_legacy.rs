@@ -21,10 +21,62 @@
 //!   stream ends with its turn open (`complete: false`).
 
 use super::codex::{shell_summary, token_count};
-use super::{Mapped, NO_ID, content_text, diagnostic, failure_kind, one_line, plan_items};
+use super::{Adapter, Claim, Mapped, NO_ID, content_text, diagnostic, failure_kind, one_line, plan_items};
+use crate::dialect::usage;
 use crate::event::{Envelope, Event, Level, Text, ToolKind, UnknownReason};
-use crate::frame::Val;
-use crate::usage;
+use crate::read::frame::Val;
+
+/// The `codex-legacy` dialect. Its token counts are the Codex family's pieces
+/// ([`super::codex::CodexPiece`]), folded with the running total the family shares.
+pub(crate) struct Legacy;
+
+/// The keys of the config line legacy Codex writes first.
+const CONFIG: [&str; 10] = [
+    "model",
+    "provider",
+    "approval",
+    "sandbox",
+    "workdir",
+    "reasoning effort",
+    "reasoning summaries",
+    "reasoning_effort",
+    "reasoning_summaries",
+    "cwd",
+];
+
+impl Adapter for Legacy {
+    type Piece = std::convert::Infallible;
+    type State = ();
+
+    fn claim(f: Val<'_>, ty: Option<&str>) -> Claim {
+        // {"id", "msg": {"type"}}.
+        if let Some(msg) = f.get("msg")
+            && msg.is_object()
+            && msg.str_at("type").is_some()
+        {
+            return Claim::Envelope;
+        }
+        if ty.is_some() || f.get("type").is_some() {
+            return Claim::No;
+        }
+        // The leading prompt and config lines.
+        let Some(entries) = f.entries() else { return Claim::No };
+        if let [("prompt", p)] = entries.as_slice()
+            && p.is_str()
+        {
+            return Claim::Marked;
+        }
+        let has = |k: &str| f.get(k).is_some();
+        let config = !entries.is_empty()
+            && (has("model") || has("provider") || has("sandbox"))
+            && entries.iter().all(|(k, v)| CONFIG.contains(k) && v.is_str());
+        if config { Claim::Marked } else { Claim::No }
+    }
+
+    fn map(f: Val<'_>, m: &mut Mapped) {
+        map(f, m)
+    }
+}
 
 /// Maps one legacy Codex line.
 pub fn map(f: Val<'_>, m: &mut Mapped) {
@@ -126,6 +178,7 @@ pub fn map(f: Val<'_>, m: &mut Mapped) {
             env: Envelope::default(),
             usage: None,
             usage_scope: None,
+            cost_scope: None,
             cost_usd: None,
             duration_ms: None,
             num_turns: None,
@@ -143,6 +196,7 @@ pub fn map(f: Val<'_>, m: &mut Mapped) {
                 error,
                 usage: None,
                 usage_scope: None,
+                cost_scope: None,
                 cost_usd: None,
                 duration_ms: None,
                 model_usage: None,

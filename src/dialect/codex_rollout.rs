@@ -41,9 +41,154 @@
 //!   `context_compacted` event: the first is the `compacted` event, the second a heartbeat.
 
 use super::codex::{error_diagnostic, shell_summary, token_count};
-use super::{HistoryMark, Mapped, NO_ID, Piece, diagnostic, failure_kind, one_line, summary, tool_kind};
+use super::codex::CodexPiece;
+use super::{Adapter, Claim, Mapped, NO_ID, Own, Piece, diagnostic, failure_kind, one_line, summary, tool_kind};
 use crate::event::{Envelope, Event, FailureKind, Json, Level, Text, ToolKind, UnknownReason};
-use crate::frame::{Val, decode_embedded, with_embedded_object};
+use crate::read::frame::{Val, decode_embedded, with_embedded_object};
+
+/// The `codex-rollout` dialect.
+pub(crate) struct Rollout;
+
+impl Adapter for Rollout {
+    type Piece = RolloutPiece;
+    type State = State;
+    const SAVED_LOG: bool = true;
+
+    fn claim(f: Val<'_>, ty: Option<&str>) -> Claim {
+        // {"timestamp","type","payload"}.
+        if f.get("payload").is_some_and(|p| p.is_object())
+            && matches!(ty, Some("session_meta" | "turn_context" | "response_item" | "event_msg" | "compacted"))
+        {
+            Claim::Envelope
+        } else {
+            Claim::No
+        }
+    }
+
+    fn map(f: Val<'_>, m: &mut Mapped) {
+        map(f, m)
+    }
+
+    /// A line of the history a fork copied from its parent writes no usage, rate limit or
+    /// session switch; its running total becomes the total the fork inherited.
+    fn prepare(st: &mut State, m: &mut Mapped, at: Option<&str>) {
+        let mark = match m.pieces.first() {
+            Some(Piece::Own(Own::CodexRollout(RolloutPiece::History(mark)))) => *mark,
+            _ => return,
+        };
+        m.pieces.remove(0);
+        if !st.copied(mark, at, m.unknown.is_none()) {
+            return;
+        }
+        m.session_id = None;
+        m.pieces.retain_mut(|p| match p {
+            Piece::Own(Own::Codex(CodexPiece::TokenCount { total, .. })) => {
+                *p = CodexPiece::Inherit(*total).into();
+                true
+            }
+            Piece::Event(Event::Usage { .. } | Event::RateLimit { .. } | Event::SessionStarted { .. }) => false,
+            _ => true,
+        });
+    }
+}
+
+/// A rollout's own piece: what the line is to the recognition of copied history (always the
+/// first piece of a line, taken off by [`Rollout::prepare`]).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum RolloutPiece {
+    /// The line's part in the history a forked or subagent rollout copies from its parent.
+    History(HistoryMark),
+}
+
+impl From<RolloutPiece> for Piece {
+    fn from(p: RolloutPiece) -> Piece {
+        Piece::Own(Own::CodexRollout(p))
+    }
+}
+
+/// Sets the line's history mark (the first piece).
+fn set_mark(m: &mut Mapped, mark: HistoryMark) {
+    if let Some(Piece::Own(Own::CodexRollout(RolloutPiece::History(h)))) = m.pieces.first_mut() {
+        *h = mark;
+    }
+}
+
+/// What a rollout line is to the recognition of copied history.
+///
+/// A forked or subagent rollout opens with its own `session_meta` (naming `forked_from_id` or
+/// the spawning thread), then Codex copies its ancestors' history into the file in one burst —
+/// their `session_meta`s and `token_count`s included — and seeds the fork's running total from
+/// it. The fold writes no usage, rate limit or session switch for the copy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum HistoryMark {
+    /// A `session_meta`; `forked` when it names a parent (a fork or a subagent).
+    SessionMeta {
+        /// The session names a parent it was forked or spawned from.
+        forked: bool,
+    },
+    /// A `token_count`.
+    TokenCount,
+    /// Any other rollout line.
+    Other,
+}
+
+/// What a rollout remembers: the copied history being read, if any.
+#[derive(Debug, Default)]
+pub(crate) struct State {
+    copy: Option<HistoryCopy>,
+}
+
+/// A forked or subagent rollout's copy of its ancestors' history, being read.
+///
+/// Codex writes the copy in one burst right after the fork's own `session_meta` (each line less
+/// than a second after the one before); the fork's first own `token_count` comes only after a
+/// real model request. So the copy ends at the first `token_count` or `session_meta` written one
+/// second or more after the burst's last line (the rule ccusage and t3code use). Lines written
+/// a second or more after the burst do not extend it. Inside it a `token_count` writes no
+/// `usage` and no `rate_limit` (its running total is kept: it is what the fork inherited, so the
+/// fork's first own `token_count` yields only its own increment), and a `session_meta` switches
+/// no session (a `heartbeat`).
+#[derive(Debug)]
+struct HistoryCopy {
+    /// The time of the last copied line, ms since the epoch.
+    last_ms: i64,
+}
+
+/// How far apart in time the copied burst and the fork's own lines are at least.
+const COPY_GAP_MS: i64 = 1000;
+
+impl State {
+    /// Whether a line is part of the history a fork copied from its parent; starts and ends
+    /// the copy. `at` is the line's normalized time; `known` is false for a line not understood.
+    fn copied(&mut self, mark: HistoryMark, at: Option<&str>, known: bool) -> bool {
+        let starts = matches!(mark, HistoryMark::SessionMeta { forked: true });
+        // The common case, a rollout that is no fork: no copy to track, no time to parse again.
+        if self.copy.is_none() && !starts {
+            return false;
+        }
+        let at_ms = at.and_then(crate::read::time::parse_rfc3339_ms);
+        if let Some(copy) = &mut self.copy {
+            // A line without a time cannot be shown to be later: it stays in the copy.
+            let later = at_ms.is_some_and(|t| t.saturating_sub(copy.last_ms) >= COPY_GAP_MS);
+            if !(later && matches!(mark, HistoryMark::SessionMeta { .. } | HistoryMark::TokenCount)) {
+                // Only the burst moves its end: a later line of the fork's own (a prompt typed a
+                // minute on) must not make the `token_count` right after it look copied.
+                if let Some(t) = at_ms.filter(|_| !later) {
+                    copy.last_ms = copy.last_ms.max(t);
+                }
+                return true;
+            }
+            self.copy = None;
+        }
+        // Without a time on the fork's own `session_meta` the copy cannot be told apart.
+        if let (true, Some(t)) = (starts, at_ms)
+            && known
+        {
+            self.copy = Some(HistoryCopy { last_ms: t });
+        }
+        false
+    }
+}
 
 /// Maps one rollout line.
 pub fn map(f: Val<'_>, m: &mut Mapped) {
@@ -55,7 +200,7 @@ pub fn map(f: Val<'_>, m: &mut Mapped) {
         return m.unknown(UnknownReason::UnrecognizedFrame, None);
     };
     m.frame = ty.to_owned();
-    m.history = Some(HistoryMark::Other);
+    m.push_piece(RolloutPiece::History(HistoryMark::Other));
     let Some(p) = f.get("payload").filter(|p| p.is_object()) else {
         return m.unknown(UnknownReason::MalformedFrame, None);
     };
@@ -88,7 +233,7 @@ fn session_meta(p: Val<'_>, m: &mut Mapped) {
         .or_else(|| p.str_at("forked_from_id"))
         .filter(|s| !s.is_empty())
         .map(str::to_owned);
-    m.history = Some(HistoryMark::SessionMeta { forked: parent.is_some() });
+    set_mark(m, HistoryMark::SessionMeta { forked: parent.is_some() });
     m.push(Event::SessionStarted {
         env: Envelope::default(),
         model: p.string_at("model"),
@@ -133,7 +278,7 @@ fn event_msg(p: Val<'_>, m: &mut Mapped) {
             m.push(Event::Interrupt { env: Envelope::default(), reason });
         }
         "token_count" => {
-            m.history = Some(HistoryMark::TokenCount);
+            set_mark(m, HistoryMark::TokenCount);
             let at = m.at.clone();
             token_count(p, at.as_deref(), m);
         }
@@ -178,6 +323,7 @@ fn task_complete(p: Val<'_>, m: &mut Mapped) {
             error,
             usage: None,
             usage_scope: None,
+            cost_scope: None,
             cost_usd: None,
             duration_ms,
             model_usage: None,
@@ -188,6 +334,7 @@ fn task_complete(p: Val<'_>, m: &mut Mapped) {
         env: Envelope::default(),
         usage: None,
         usage_scope: None,
+        cost_scope: None,
         cost_usd: None,
         duration_ms,
         num_turns: None,

@@ -26,10 +26,39 @@
 //! - `timestamp_ms` (epoch milliseconds) is the frame's `at`; `result.usage` is camelCase and is
 //!   the turn's aggregate (there is no per-request usage, so no `usage` events).
 
-use super::{Mapped, NO_ID, Piece, failure_kind, one_line, summary, tool_kind};
+use super::{Adapter, Claim, Mapped, NO_ID, Piece, failure_kind, one_line, summary, tool_kind};
+use crate::dialect::usage;
 use crate::event::{Envelope, Event, FailureKind, PlanItem, PlanStatus, Text, ToolKind, UnknownReason};
-use crate::frame::Val;
-use crate::usage;
+use crate::read::frame::Val;
+
+/// The `cursor` dialect.
+pub(crate) struct Cursor;
+
+impl Adapter for Cursor {
+    type Piece = std::convert::Infallible;
+    type State = ();
+
+    fn claim(f: Val<'_>, ty: Option<&str>) -> Claim {
+        match ty {
+            Some("tool_call" | "thinking" | "interaction_query") => Claim::Marked,
+            // Shared with Claude (whose own marks override these, SPEC §2).
+            Some(ty @ ("system" | "assistant" | "user" | "result")) => {
+                let mark = f.get("timestamp_ms").is_some()
+                    || f.get("model_call_id").is_some()
+                    || (ty == "system" && f.get("apiKeySource").is_some())
+                    || (ty == "result"
+                        && f.get("usage")
+                            .is_some_and(|u| u.get("inputTokens").is_some() || u.get("cacheReadTokens").is_some()));
+                if mark { Claim::Marked } else { Claim::Fits }
+            }
+            _ => Claim::No,
+        }
+    }
+
+    fn map(f: Val<'_>, m: &mut Mapped) {
+        map(f, m)
+    }
+}
 
 /// Maps one Cursor frame.
 pub fn map(f: Val<'_>, m: &mut Mapped) {
@@ -186,6 +215,7 @@ fn result(f: Val<'_>, m: &mut Mapped) {
             env: Envelope::default(),
             usage,
             usage_scope: None,
+            cost_scope: None,
             cost_usd: None,
             duration_ms,
             num_turns: None,
@@ -216,6 +246,7 @@ fn result(f: Val<'_>, m: &mut Mapped) {
         kind: Some(kind),
         usage,
         usage_scope: None,
+        cost_scope: None,
         cost_usd: None,
         duration_ms,
         model_usage: None,
@@ -329,7 +360,7 @@ fn tool_call(f: Val<'_>, m: &mut Mapped) {
         .to_owned();
     let kind = kind(&call.name);
     let input = match call.args_string {
-        Some(s) => crate::frame::decode_embedded(s),
+        Some(s) => crate::read::frame::decode_embedded(s),
         None => call.args.map(|a| a.to_json()),
     };
     // A completion line carries a start too: dropped by the fold when the start was seen, else
@@ -531,7 +562,7 @@ fn success_output(name: &str, s: Val<'_>) -> Option<Text> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::frame::Parser;
+    use crate::read::frame::Parser;
 
     fn mapped(line: &str) -> Mapped {
         let mut m = Mapped::default();

@@ -19,10 +19,49 @@
 //! - Timestamps are RFC 3339 strings; the placeholder `<TIMESTAMP>` of upstream snapshots is
 //!   dropped by the fold.
 
-use super::{Mapped, NO_ID, Piece, content_text, diagnostic, failure_kind, one_line, summary, tool_kind};
+use super::{Adapter, Claim, Mapped, NO_ID, Piece, content_text, diagnostic, failure_kind, one_line, summary, tool_kind};
+use crate::dialect::usage;
 use crate::event::{Envelope, Event, FailureKind, Level, Text, UnknownReason, Usage};
-use crate::frame::Val;
-use crate::usage;
+use crate::read::frame::Val;
+
+/// The `gemini` dialect.
+pub(crate) struct Gemini;
+
+impl Adapter for Gemini {
+    type Piece = std::convert::Infallible;
+    type State = ();
+
+    fn claim(f: Val<'_>, ty: Option<&str>) -> Claim {
+        let has = |k: &str| f.get(k).is_some();
+        let marked = match ty {
+            // The single object of `--output-format json`.
+            None => {
+                let error_object = f.get("error").is_some_and(|e| e.is_object());
+                has("session_id") && (has("response") || has("stats") || error_object) || has("response") && has("stats")
+            }
+            // Gemini's errors carry `severity` or a `timestamp` (Codex's top-level error has only
+            // a `message`); OpenCode's a `sessionID` or an error object.
+            Some("error") => {
+                if has("severity") || f.get("timestamp").is_some_and(|t| t.is_str()) {
+                    true
+                } else if has("sessionID") || f.get("error").is_some_and(|e| e.is_object()) {
+                    return Claim::No;
+                } else {
+                    return Claim::Fits;
+                }
+            }
+            Some("init" | "message" | "tool_use" | "tool_result") => !has("sessionID") && !has("part"),
+            // Gemini's result has a `status` and no Claude/Cursor `subtype` / `is_error`.
+            Some("result") => has("status") && !has("subtype") && !has("is_error"),
+            _ => false,
+        };
+        if marked { Claim::Marked } else { Claim::No }
+    }
+
+    fn map(f: Val<'_>, m: &mut Mapped) {
+        map(f, m)
+    }
+}
 
 /// Maps one Gemini frame (a stream-json line or the `--output-format json` object).
 pub fn map(f: Val<'_>, m: &mut Mapped) {
@@ -171,6 +210,7 @@ fn result(f: Val<'_>, m: &mut Mapped) {
                 env: Envelope::default(),
                 usage: turn_usage,
                 usage_scope: None,
+                cost_scope: None,
                 cost_usd: None,
                 duration_ms,
                 num_turns: None,
@@ -223,6 +263,7 @@ fn turn_failed(err: Option<Val<'_>>, usage: Option<crate::event::Usage>, duratio
         kind: Some(kind),
         usage,
         usage_scope: None,
+        cost_scope: None,
         cost_usd: None,
         duration_ms,
         model_usage: None,
@@ -293,6 +334,7 @@ fn json_output(f: Val<'_>, m: &mut Mapped) {
             env: Envelope::default(),
             usage: turn_usage,
             usage_scope: None,
+            cost_scope: None,
             cost_usd: None,
             duration_ms: None,
             num_turns: None,

@@ -1,65 +1,142 @@
-//! The dialect adapters: one file per CLI, each the whole mapping of one line to event pieces.
+//! The dialect adapters: one module per CLI, each owning everything about its CLI.
 //!
-//! An adapter is a pure function of one parsed frame (`map(frame) -> Vec<Piece>`): it holds no
-//! state, so it can run on any thread and in any chunk. What needs the stream's history (text
-//! already streamed, usage already counted for a message, tools already started) is expressed
-//! as a [`Piece`] that the ordered fold in [`crate::normalize`] resolves. The helpers every
-//! dialect needs (tool kinds, summaries, joining content blocks, failure kinds) live here once.
-
-pub mod claude;
-pub mod claude_transcript;
-pub mod codex;
-pub mod codex_legacy;
-pub mod codex_rollout;
-pub mod cursor;
-pub mod gemini;
-pub mod opencode;
+//! An [`Adapter`] says which frames are its CLI's ([`Adapter::claim`], from structure only), maps
+//! one parsed frame to event [`Piece`]s ([`Adapter::map`], stateless, so it runs on any thread
+//! and in any chunk), and folds its own pieces against its own per-stream state in input order
+//! ([`Adapter::fold`]: Claude's partial-message assembly, a transcript's growing usage, Codex's
+//! running token totals, a rollout's copied history, OpenCode's steps). The generic fold in
+//! [`crate::normalize`] keeps only what every dialect shares and offers it to adapters through
+//! [`Cx`]. The registry (`src/dialects.rs`, expanded in [`registry`]) lists the adapters.
+//!
+//! What several adapters need lives here once: tool kinds, summaries, joining content blocks,
+//! failure kinds, plan items, tool outcomes and the tool-call and usage constructors.
 
 use crate::event::{
     Envelope, Event, FailureKind, Json, Level, PlanItem, PlanStatus, SubagentStatus, Text, ToolKind, UnknownReason,
-    Usage,
 };
-use crate::frame::Val;
+use crate::read::frame::Val;
+
+/// Declares the registry's dialect modules.
+macro_rules! declare_modules {
+    ($($variant:ident $module:ident::$adapter:ident $name:literal $doc:literal;)*) => {
+        $(pub mod $module;)*
+    };
+}
+dialects!(declare_modules);
+
+pub mod detect;
+mod recent;
+pub(crate) mod registry;
+pub mod stderr;
+pub mod usage;
+
+pub(crate) use recent::Recent;
+pub(crate) use registry::{Own, States};
+
+/// How strongly a frame's structure says it belongs to a dialect ([`Adapter::claim`]).
+///
+/// The dialects claiming a frame most strongly are the ones it fits; when that is one dialect
+/// the frame decides the stream's dialect, when several, the stream's dialect so far is kept
+/// (SPEC §2). A claim never looks at a model name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Claim {
+    /// Not this dialect's frame.
+    No,
+    /// A frame this dialect writes, of a shape other dialects write too.
+    Fits,
+    /// A frame with a mark of this dialect.
+    Marked,
+    /// A mark that wins over other dialects' marks (Claude's over Cursor's, SPEC §2).
+    Overrides,
+    /// The line's whole envelope is this dialect's (a rollout's `payload`, legacy Codex's `msg`,
+    /// a transcript's conversation-tree keys).
+    Envelope,
+}
+
+/// One CLI's whole reading: detection, mapping, its own fold state and counters.
+///
+/// Implemented by a unit type per module in `src/dialect/` and listed in the registry.
+pub(crate) trait Adapter {
+    /// The pieces only this dialect's fold resolves (`Infallible` when it has none).
+    type Piece: std::fmt::Debug + Clone + PartialEq + Send;
+    /// What this dialect remembers across the lines of one stream.
+    type State: Default + std::fmt::Debug + Send;
+    /// Saved logs may stop anywhere without being damaged: only the final newline decides
+    /// `run_ended.complete` (SPEC §3).
+    const SAVED_LOG: bool = false;
+
+    /// How strongly `frame` (whose `type` is `ty`, when a string) is this dialect's.
+    fn claim(frame: Val<'_>, ty: Option<&str>) -> Claim;
+
+    /// Maps one frame to pieces. Stateless.
+    fn map(frame: Val<'_>, m: &mut Mapped);
+
+    /// Resolves one of this dialect's own pieces against its state.
+    fn fold(state: &mut Self::State, piece: Self::Piece, cx: &mut dyn Cx) {
+        let _ = (state, piece, cx);
+    }
+
+    /// Called before a line of this dialect is folded: what the dialect knows of the stream may
+    /// change the line's mapping (a rollout's copied history writes no usage).
+    fn prepare(state: &mut Self::State, m: &mut Mapped, at: Option<&str>) {
+        let _ = (state, m, at);
+    }
+
+    /// A turn is about to end (`turn_completed`, `turn_failed`, `interrupt`): events held for
+    /// the turn are written first.
+    fn turn_ending(state: &mut Self::State, cx: &mut dyn Cx) {
+        let _ = (state, cx);
+    }
+
+    /// A turn ended: what was kept for it is dropped.
+    fn turn_ended(state: &mut Self::State) {
+        let _ = state;
+    }
+
+    /// The stream ended: events still held are written.
+    fn finish(state: &mut Self::State, cx: &mut dyn Cx) {
+        let _ = (state, cx);
+    }
+}
+
+/// What the generic fold offers an adapter's own fold.
+pub(crate) trait Cx {
+    /// Writes an event of the current line through the generic rules (one `session_started` per
+    /// session, tool pairing, rate-limit repeats, turn state).
+    fn event(&mut self, ev: Event);
+    /// Writes assistant text that the CLI may repeat within a turn: only the part not yet
+    /// written ([`Piece::TurnText`]).
+    fn turn_text(&mut self, text: Text, fragment: bool, message_id: Option<String>);
+    /// Records streamed text as written in the turn, without writing it.
+    fn note_fragment(&mut self, text: &str);
+    /// Fragments were streamed since the last whole message.
+    fn has_segment(&self) -> bool;
+    /// A turn is open (something of it was written since the last end).
+    fn turn_open(&self) -> bool;
+    /// Marks the turn open (held usage counts).
+    fn set_turn_open(&mut self);
+    /// A `turn_started` was written and its turn has not ended.
+    fn turn_started(&self) -> bool;
+    /// The current line's number.
+    fn line_no(&self) -> u64;
+    /// The current line's normalized time.
+    fn at(&self) -> Option<&str>;
+    /// The current line's subagent tool id.
+    fn parent_tool_id(&self) -> Option<&str>;
+    /// The current line's sidechain mark.
+    fn sidechain(&self) -> Option<bool>;
+    /// The stream's session id.
+    fn session_id(&self) -> Option<&str>;
+    /// Writes `ev` (its envelope as given) as an event of the earlier line `line`, before the
+    /// current line's events.
+    fn defer(&mut self, ev: Event, line: u64);
+}
 
 /// One result of mapping a frame, before the stream's state is applied.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Piece {
     /// An event to write as is (the fold fills the envelope).
     Event(Event),
-    /// Assistant text or reasoning from a whole message; dropped when the same message was
-    /// already streamed as partial deltas (the exactly-once invariant).
-    WholeMessage {
-        /// The message id, when the CLI gave one.
-        message_id: Option<String>,
-        /// The `output_delta` or `reasoning` event.
-        event: Event,
-    },
-    /// A partial message started (Claude `stream_event` `message_start`): its usage is emitted at
-    /// its `message_delta`, and its whole-message copies are dropped.
-    StreamStart {
-        /// The message id.
-        message_id: String,
-        /// The start-of-message usage (input and cache figures).
-        usage: Usage,
-        /// The model.
-        model: Option<String>,
-    },
-    /// A partial message's final usage (Claude `message_delta`).
-    StreamUsage {
-        /// The final figures (only `output` and `reasoning` are taken from here when the
-        /// start was seen).
-        usage: Usage,
-    },
-    /// One message's usage as repeated on each of its lines: emitted once per message id.
-    MessageUsage {
-        /// The message id; `None` makes every line its own message.
-        message_id: Option<String>,
-        /// The `usage` event.
-        event: Event,
-    },
-    /// Partial assistant text or reasoning (Claude `stream_event` deltas) of the message the
-    /// last `StreamStart` announced.
-    StreamText(Event),
     /// A new session or process began: per-process ids (Codex `item_0`, …) start over.
     ResetTools,
     /// Assistant text of CLIs that repeat what they streamed (Gemini `delta`s then a whole
@@ -74,46 +151,12 @@ pub enum Piece {
         /// The message id, where known.
         message_id: Option<String>,
     },
-    /// A cumulative token counter (Codex `token_count`): `event` (the per-request `usage`) is
-    /// written only when `total` changed since the last one of the stream.
-    TokenCount {
-        /// The running total the CLI reported.
-        total: Usage,
-        /// The `usage` event for the last request.
-        event: Option<Event>,
-    },
-    /// One step of a multi-step turn began (OpenCode `step_start`): a `turn_started` when no
-    /// turn is open yet.
-    StepStart,
-    /// One step of a turn ended with its usage (OpenCode `step_finish`): a `usage` event for the
-    /// step; when it ends the turn, a `turn_completed` whose usage and cost are the sums over the
-    /// turn's steps.
-    StepFinish {
-        /// The `usage` event of the step.
-        event: Event,
-        /// The step's cost.
-        cost_usd: Option<f64>,
-        /// Whether the step ends the turn.
-        ends_turn: bool,
-        /// Why the step ended.
-        stop_reason: Option<String>,
-    },
-    /// The agent went idle (OpenCode `done`): a `turn_completed` when the turn has none yet.
-    Done,
-    /// One line of a saved message whose usage grows as the message grows (Claude transcripts
-    /// write a line per content block): one `usage` per message id, written once the message has
-    /// ended, with the largest figures seen and the `line` / `at` of its last line.
-    GrowingUsage {
-        /// The message id.
-        message_id: String,
-        /// The `usage` event as this line reports it.
-        event: Event,
-    },
-    /// A line that ends any message in progress (a transcript `summary` or `system` line).
-    EndMessage,
     /// The model of the requests that follow (Codex rollout `turn_context`): `usage` events that
     /// name none get it.
     Model(String),
+    /// A piece only one dialect's fold resolves, against that dialect's state.
+    #[allow(private_interfaces)]
+    Own(Own),
 }
 
 /// What an adapter makes of one frame.
@@ -133,29 +176,6 @@ pub struct Mapped {
     pub frame: String,
     /// Set when the frame is not understood.
     pub unknown: Option<UnknownReason>,
-    /// The line's part in the history a forked or subagent rollout copies from its parent
-    /// (`codex-rollout` lines only; the fold decides where the copy ends).
-    pub history: Option<HistoryMark>,
-}
-
-/// What a rollout line is to the fold's recognition of copied history.
-///
-/// A forked or subagent rollout opens with its own `session_meta` (naming `forked_from_id` or
-/// the spawning thread), then Codex copies its ancestors' history into the file in one burst —
-/// their `session_meta`s and `token_count`s included — and seeds the fork's running total from
-/// it. The fold writes no usage, rate limit or session switch for the copy (see
-/// [`crate::normalize::Fold`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HistoryMark {
-    /// A `session_meta`; `forked` when it names a parent (a fork or a subagent).
-    SessionMeta {
-        /// The session names a parent it was forked or spawned from.
-        forked: bool,
-    },
-    /// A `token_count`.
-    TokenCount,
-    /// Any other rollout line.
-    Other,
 }
 
 /// Per-thread spare lists of one element type: emptied lists given back after use, taken
@@ -206,6 +226,11 @@ impl Mapped {
     /// Gives an emptied piece list back for [`Mapped::new`] to reuse on this thread.
     pub fn recycle(pieces: Vec<Piece>) {
         give_spare(&SPARE_PIECES, pieces);
+    }
+
+    /// Adds a piece (an adapter's own pieces convert into [`Piece`]).
+    pub(crate) fn push_piece(&mut self, p: impl Into<Piece>) {
+        self.pieces.push(p.into());
     }
 
     /// Adds an event.
@@ -350,8 +375,8 @@ pub fn percent(fraction: f64) -> Option<f64> {
 /// anything else is left out.
 pub fn reset_time(v: Val<'_>) -> Option<String> {
     match v.str() {
-        Some(s) => crate::time::parse_rfc3339_ms(s).map(crate::time::rfc3339_millis),
-        None => crate::time::from_epoch(v.f64()?),
+        Some(s) => crate::read::time::parse_rfc3339_ms(s).map(crate::read::time::rfc3339_millis),
+        None => crate::read::time::from_epoch(v.f64()?),
     }
 }
 
@@ -455,7 +480,7 @@ pub fn text_line(t: &Text) -> Option<String> {
     let mut decoded = String::new();
     while want < inner.len() {
         decoded.clear();
-        crate::scan::unescape(&inner[..escape_boundary(inner, want)], &mut decoded);
+        crate::read::scan::unescape(&inner[..escape_boundary(inner, want)], &mut decoded);
         if let Some(line) = settled_line(&decoded) {
             return line;
         }
@@ -596,7 +621,7 @@ pub fn failure_kind(message: &str) -> FailureKind {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::frame::Parser;
+    use crate::read::frame::Parser;
     use proptest::prelude::Just;
 
     #[test]

@@ -15,13 +15,129 @@
 //! - A turn is several steps (one per model request). Every `step_finish` is a `usage` event; the
 //!   one whose `reason` is not `tool-calls` (or that has no `reason`) ends the turn, and its
 //!   `turn_completed` carries the usage and cost summed over the turn's steps
-//!   ([`Piece::StepFinish`]). `done` completes a turn that has no `turn_completed` yet.
+//!   ([`StepPiece::StepFinish`]). `done` completes a turn that has no `turn_completed` yet.
 //! - `tokens.output` leaves reasoning out; SPEC §4 adds it back (`usage::opencode`).
 
-use super::{Mapped, NO_ID, Piece, content_text, failure_kind, one_line, summary, tool_kind};
-use crate::event::{Envelope, Event, FailureKind, UnknownReason};
-use crate::frame::Val;
-use crate::usage;
+use super::{Adapter, Claim, Cx, Mapped, NO_ID, Own, Piece, content_text, failure_kind, one_line, summary, tool_kind};
+use crate::dialect::usage;
+use crate::event::{Envelope, Event, FailureKind, UnknownReason, Usage};
+use crate::read::frame::Val;
+
+/// The `opencode` dialect.
+pub(crate) struct Opencode;
+
+impl Adapter for Opencode {
+    type Piece = StepPiece;
+    type State = Steps;
+
+    fn claim(f: Val<'_>, ty: Option<&str>) -> Claim {
+        let ours = f.get("sessionID").is_some() || f.get("part").is_some();
+        match ty {
+            Some("step_start" | "step_finish" | "text" | "reasoning" | "done") => Claim::Marked,
+            // Gemini writes `tool_use` too, without OpenCode's `sessionID` / `part`.
+            Some("tool_use") if ours => Claim::Marked,
+            Some("error") if f.get("sessionID").is_some() || f.get("error").is_some_and(|e| e.is_object()) => {
+                Claim::Marked
+            }
+            _ => Claim::No,
+        }
+    }
+
+    fn map(f: Val<'_>, m: &mut Mapped) {
+        map(f, m)
+    }
+
+    fn fold(steps: &mut Steps, piece: StepPiece, cx: &mut dyn Cx) {
+        match piece {
+            StepPiece::StepStart => {
+                if !cx.turn_started() {
+                    cx.event(Event::TurnStarted { env: Envelope::default() });
+                }
+            }
+            StepPiece::StepFinish { event, cost_usd, ends_turn, stop_reason } => {
+                if let Event::Usage { usage, .. } = &event {
+                    steps.add(usage, cost_usd);
+                }
+                cx.event(event);
+                if ends_turn {
+                    cx.event(steps.turn_completed(stop_reason));
+                }
+            }
+            StepPiece::Done => {
+                if cx.turn_open() || cx.turn_started() {
+                    cx.event(steps.turn_completed(None));
+                }
+            }
+        }
+    }
+
+    fn turn_ended(steps: &mut Steps) {
+        *steps = Steps::default();
+    }
+}
+
+/// OpenCode's own pieces: the steps of a multi-step turn.
+// Pieces live a moment in a per-line list: boxing the large variant would cost a malloc each.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum StepPiece {
+    /// One step of a turn began (`step_start`): a `turn_started` when no turn is open yet.
+    StepStart,
+    /// One step of a turn ended with its usage (`step_finish`): a `usage` event for the step;
+    /// when it ends the turn, a `turn_completed` whose usage and cost are the sums over the
+    /// turn's steps.
+    StepFinish {
+        /// The `usage` event of the step.
+        event: Event,
+        /// The step's cost.
+        cost_usd: Option<f64>,
+        /// Whether the step ends the turn.
+        ends_turn: bool,
+        /// Why the step ended.
+        stop_reason: Option<String>,
+    },
+    /// The agent went idle (`done`): a `turn_completed` when the turn has none yet.
+    Done,
+}
+
+impl From<StepPiece> for Piece {
+    fn from(p: StepPiece) -> Piece {
+        Piece::Own(Own::Opencode(p))
+    }
+}
+
+/// The sums over a turn's steps.
+#[derive(Debug, Default)]
+pub(crate) struct Steps {
+    usage: Option<Usage>,
+    cost: Option<f64>,
+}
+
+impl Steps {
+    fn add(&mut self, u: &Usage, cost: Option<f64>) {
+        self.usage = Some(usage::add(self.usage.unwrap_or_default(), *u));
+        if let Some(c) = cost {
+            self.cost = Some(self.cost.unwrap_or(0.0) + c);
+        }
+    }
+
+    /// The turn's `turn_completed`, with the sums; starts a new turn.
+    fn turn_completed(&mut self, stop_reason: Option<String>) -> Event {
+        let Steps { usage, cost } = std::mem::take(self);
+        Event::TurnCompleted {
+            env: Envelope::default(),
+            usage,
+            usage_scope: None,
+            cost_scope: None,
+            cost_usd: cost,
+            duration_ms: None,
+            num_turns: None,
+            result: None,
+            stop_reason,
+            model_usage: None,
+        }
+    }
+}
 
 /// Maps one OpenCode frame.
 pub fn map(f: Val<'_>, m: &mut Mapped) {
@@ -39,7 +155,7 @@ pub fn map(f: Val<'_>, m: &mut Mapped) {
     }
     let part = f.get("part").filter(|p| p.is_object());
     match (ty, part) {
-        ("step_start", _) => m.pieces.push(Piece::StepStart),
+        ("step_start", _) => m.push_piece(StepPiece::StepStart),
         ("text", Some(p)) => match p.text_at("text") {
             // OpenCode prints a text part once, complete; an empty one says nothing.
             Some(text) if !text.is_empty() => {
@@ -55,7 +171,7 @@ pub fn map(f: Val<'_>, m: &mut Mapped) {
         ("tool_use", Some(p)) => tool_use(p, m),
         ("step_finish", Some(p)) => step_finish(p, m),
         ("error", _) => error(f, m),
-        ("done", _) => m.pieces.push(Piece::Done),
+        ("done", _) => m.push_piece(StepPiece::Done),
         ("text" | "reasoning" | "tool_use" | "step_finish", None) => m.unknown(UnknownReason::MalformedFrame, None),
         _ => m.unknown(UnknownReason::UnrecognizedFrame, None),
     }
@@ -129,7 +245,7 @@ fn step_finish(p: Val<'_>, m: &mut Mapped) {
         // A step without token counts still ends its step (and maybe its turn).
         None => Event::heartbeat("step_finish"),
     };
-    m.pieces.push(Piece::StepFinish { event, cost_usd: p.f64_at("cost"), ends_turn, stop_reason: reason });
+    m.push_piece(StepPiece::StepFinish { event, cost_usd: p.f64_at("cost"), ends_turn, stop_reason: reason });
 }
 
 fn error(f: Val<'_>, m: &mut Mapped) {
@@ -160,6 +276,7 @@ fn error(f: Val<'_>, m: &mut Mapped) {
         kind: Some(kind),
         usage: None,
         usage_scope: None,
+        cost_scope: None,
         cost_usd: None,
         duration_ms: None,
         model_usage: None,

@@ -500,9 +500,9 @@ pub const PAGE_ATTRS: &[&str] =
 
 /// Asserts that a page (as written, or as a browser serialized its DOM) holds only [`PAGE_TAGS`]
 /// with [`PAGE_ATTRS`], links only to anchors and http(s) URLs, one `<style>`, one `<title>`, and
-/// no character that [`agentnorm::safe::is_unsafe`] names other than line feed and tab.
+/// no character that [`agentnorm::sink::safe::is_unsafe`] names other than line feed and tab.
 pub fn assert_inert_page(html: &str) {
-    if let Some(c) = html.chars().find(|&c| agentnorm::safe::is_unsafe(c) && c != '\n' && c != '\t') {
+    if let Some(c) = html.chars().find(|&c| agentnorm::sink::safe::is_unsafe(c) && c != '\n' && c != '\t') {
         panic!("unsafe character {:?} in the page", c);
     }
     let tags = html_tags(html);
@@ -595,7 +595,7 @@ pub fn first_difference(expected: &str, actual: &str) -> String {
 }
 
 /// Normalizes `data` through the all-cores path of the library
-/// ([`agentnorm::chunked::fold_parallel`]) on `threads` threads, cut into chunks that end at the
+/// ([`agentnorm::fold_parallel`]) on `threads` threads, cut into chunks that end at the
 /// given offsets (sorted here; any offset, also mid-line), and returns the NDJSON output.
 pub fn normalize_parallel(data: &[u8], opts: agentnorm::Options, cuts: &[usize], threads: usize) -> Vec<u8> {
     let mut ends: Vec<usize> = cuts.to_vec();
@@ -612,7 +612,7 @@ pub fn normalize_parallel(data: &[u8], opts: agentnorm::Options, cuts: &[usize],
         out.append(&mut sink.buf);
         true
     };
-    let done = agentnorm::chunked::fold_parallel(&mut n, &mut sink, data, threads, &mut cut, &mut deliver);
+    let done = agentnorm::fold_parallel(&mut n, &mut sink, data, threads, &mut cut, &mut deliver);
     assert_eq!(done, Ok(true));
     n.finish(&mut sink);
     out.extend(sink.buf);

@@ -1,0 +1,150 @@
+//! Dialect detection from the structure of each frame (SPEC §2), never from a model name.
+//!
+//! [`fit`] is stateless: it says which dialects a frame could belong to and whether it
+//! belongs to one of them only. [`Detector`] holds the per-stream stickiness: the first frame that
+//! decides fixes the dialect for the ambiguous frames after it, and a frame that clearly belongs
+//! to another dialect switches.
+
+use crate::event::Dialect;
+use crate::read::frame::Val;
+
+/// A set of dialects a frame fits: one bit per registry line.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Fit(u64);
+
+impl Fit {
+    /// No dialect.
+    pub const NONE: Fit = Fit(0);
+    /// How many dialects a set can hold (checked against the registry at compile time).
+    pub const CAPACITY: usize = u64::BITS as usize;
+
+    fn bit(d: Dialect) -> u64 {
+        1 << d.index()
+    }
+
+    /// The set holding `d` only.
+    pub fn only(d: Dialect) -> Fit {
+        Fit(Fit::bit(d))
+    }
+
+    /// This set plus `d`.
+    pub fn with(self, d: Dialect) -> Fit {
+        Fit(self.0 | Fit::bit(d))
+    }
+
+    /// Whether `d` is in the set.
+    pub fn contains(self, d: Dialect) -> bool {
+        self.0 & Fit::bit(d) != 0
+    }
+
+    /// True for the empty set.
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    /// The dialect when the set holds exactly one.
+    pub fn single(self) -> Option<Dialect> {
+        (self.0.count_ones() == 1).then(|| self.iter().next()).flatten()
+    }
+
+    /// The dialects in the set, in registry order (the preferred one first).
+    pub fn iter(self) -> impl Iterator<Item = Dialect> {
+        Dialect::ALL.iter().copied().filter(move |d| self.contains(*d))
+    }
+}
+
+/// Which dialects a frame fits, from its structure alone: those whose adapters claim it most
+/// strongly ([`super::Adapter::claim`]).
+pub(crate) fn fit(frame: Val<'_>) -> Fit {
+    super::registry::fit(frame)
+}
+
+/// Per-stream dialect stickiness.
+#[derive(Debug, Clone, Default)]
+pub struct Detector {
+    forced: Option<Dialect>,
+    current: Option<Dialect>,
+}
+
+impl Detector {
+    /// A detector that always answers `forced` when given.
+    pub fn new(forced: Option<Dialect>) -> Detector {
+        Detector { forced, current: forced }
+    }
+
+    /// The dialect fixed so far.
+    pub fn current(&self) -> Option<Dialect> {
+        self.current
+    }
+
+    /// Decides the dialect of a frame that fits `fit`, updating the stream's dialect.
+    pub fn decide(&mut self, fit: Fit) -> Option<Dialect> {
+        if self.forced.is_some() {
+            return self.forced;
+        }
+        if let Some(d) = fit.single() {
+            self.current = Some(d);
+            return Some(d);
+        }
+        match self.current {
+            Some(cur) if fit.contains(cur) => Some(cur),
+            _ => {
+                let d = fit.iter().next()?;
+                self.current = Some(d);
+                Some(d)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::read::frame::Parser;
+
+    fn fit_of(line: &str) -> Fit {
+        Parser::default().with_frame(line.as_bytes(), |v| fit(v.unwrap()))
+    }
+
+    #[test]
+    fn structure_decides() {
+        assert_eq!(fit_of(r#"{"type":"thread.started","thread_id":"t"}"#).single(), Some(Dialect::Codex));
+        // A bare error fits Codex (preferred) and Gemini: a Gemini stream keeps its dialect.
+        let bare = fit_of(r#"{"type":"error","message":"Reconnecting... 1/5"}"#);
+        assert_eq!(bare.iter().collect::<Vec<_>>(), [Dialect::Codex, Dialect::Gemini]);
+        let gemini = r#"{"type":"error","timestamp":"2026-11-29T08:30:00.101Z","message":"Quota exceeded"}"#;
+        assert_eq!(fit_of(gemini).single(), Some(Dialect::Gemini));
+        assert_eq!(fit_of(r#"{"type":"stream_event","event":{}}"#).single(), Some(Dialect::Claude));
+        assert_eq!(fit_of(r#"{"type":"assistant","message":{},"uuid":"u"}"#).single(), Some(Dialect::Claude));
+        assert_eq!(fit_of(r#"{"type":"system","subtype":"init","apiKeySource":"x"}"#).single(), Some(Dialect::Cursor));
+        let both = fit_of(r#"{"type":"assistant","message":{}}"#);
+        assert!(both.contains(Dialect::Claude) && both.contains(Dialect::Cursor));
+        assert!(fit_of(r#"{"type":"nope"}"#).is_empty());
+        assert_eq!(fit_of(r#"{"type":"result","status":"success","stats":{}}"#).single(), Some(Dialect::Gemini));
+        assert_eq!(fit_of(r#"{"session_id":"s","response":"hi","stats":{}}"#).single(), Some(Dialect::Gemini));
+        assert_eq!(fit_of(r#"{"model":"o3","provider":"openai"}"#).single(), Some(Dialect::CodexLegacy));
+        assert_eq!(fit_of(r#"{"prompt":"do it"}"#).single(), Some(Dialect::CodexLegacy));
+        assert_eq!(fit_of(r#"{"id":"1","msg":{"type":"task_started"}}"#).single(), Some(Dialect::CodexLegacy));
+        assert_eq!(
+            fit_of(r#"{"timestamp":"t","type":"event_msg","payload":{}}"#).single(),
+            Some(Dialect::CodexRollout)
+        );
+        assert_eq!(
+            fit_of(r#"{"type":"user","parentUuid":null,"sessionId":"s"}"#).single(),
+            Some(Dialect::ClaudeTranscript)
+        );
+        assert_eq!(fit_of(r#"{"type":"step_start","sessionID":"s","part":{}}"#).single(), Some(Dialect::Opencode));
+        assert!(fit_of(r#"{"silly":"this"}"#).is_empty());
+    }
+
+    #[test]
+    fn sticky_then_switch() {
+        let mut d = Detector::new(None);
+        let both = Fit::only(Dialect::Claude).with(Dialect::Cursor);
+        assert_eq!(d.decide(Fit::only(Dialect::Cursor)), Some(Dialect::Cursor));
+        assert_eq!(d.decide(both), Some(Dialect::Cursor), "ambiguous frames keep the stream's dialect");
+        assert_eq!(d.decide(Fit::only(Dialect::Codex)), Some(Dialect::Codex), "a clear frame switches");
+        assert_eq!(Detector::new(None).decide(both), Some(Dialect::Claude), "claude unless a cursor mark was seen");
+        assert_eq!(Detector::new(Some(Dialect::Codex)).decide(both), Some(Dialect::Codex));
+    }
+}

@@ -1,0 +1,597 @@
+//! Lines in, events out: the line splitter, the stateless decode step and the ordered fold.
+//!
+//! The pipeline has two halves on purpose:
+//! - [`decode`] turns one line into a [`Decoded`] (parsed, detected, mapped by every adapter the
+//!   frame fits). It holds no stream state, so it can run on any thread and in any chunk.
+//! - [`Fold`] applies the stream's state in input order: dialect stickiness, session id, text
+//!   already streamed, usage already counted, tools already started, last rate-limit readings,
+//!   counters. It fills the envelope and hands events to a [`Sink`].
+//!
+//! [`Normalizer`] joins them for one stream fed in arbitrary byte chunks: it splits lines with
+//! memchr, handles CRLF, a BOM, blank lines, a last line without newline and lines over the
+//! size limit, and writes `run_started` / `run_ended`.
+
+mod fold;
+pub mod parallel;
+pub mod redact;
+pub mod survey;
+
+pub use fold::Fold;
+pub(crate) use fold::sample;
+
+use crate::dialect::detect::{Fit, fit};
+use crate::dialect::{self, Mapped};
+use crate::event::sink::Sink;
+use crate::event::{Dialect, Event, UnknownReason};
+use crate::read::frame::{NotFrame, Parser};
+
+/// Default `--max-line-bytes`: 64 MiB.
+pub const DEFAULT_MAX_LINE_BYTES: usize = 64 << 20;
+
+/// How a stream is normalized.
+///
+/// Built from [`Options::default`] with one method per setting, so that settings can be added
+/// without breaking callers:
+///
+/// ```
+/// use agentnorm::{Dialect, Options};
+/// let opts = Options::default().observed_at(false).dialect(Some(Dialect::Codex)).raw(true);
+/// assert!(opts.raw && !opts.observed_at);
+/// ```
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Options {
+    /// Force this dialect instead of detecting it.
+    pub dialect: Option<Dialect>,
+    /// The input's path, written as `source`.
+    pub source: Option<String>,
+    /// Write `observed_at` on every event.
+    pub observed_at: bool,
+    /// Add the source line as `raw` to every event.
+    pub raw: bool,
+    /// Which event types are written.
+    pub filter: TypeFilter,
+    /// Lines longer than this become `unknown` `line_too_long`.
+    pub max_line_bytes: usize,
+    /// Mask secrets in every event before it reaches the sink, also secrets split over streamed
+    /// text pieces (`--redact`, [`crate::redact_event`]).
+    pub redact: bool,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            dialect: None,
+            source: None,
+            observed_at: true,
+            raw: false,
+            filter: TypeFilter::all(),
+            max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+            redact: false,
+        }
+    }
+}
+
+/// One builder method per field of [`Options`], each returning the options changed.
+macro_rules! option_setters {
+    ($($(#[$doc:meta])* $field:ident: $ty:ty;)*) => {
+        impl Options {
+            $(
+                $(#[$doc])*
+                #[must_use]
+                pub fn $field(mut self, value: $ty) -> Options {
+                    self.$field = value;
+                    self
+                }
+            )*
+        }
+    };
+}
+
+option_setters! {
+    /// Forces this dialect (`None`: detect it per frame).
+    dialect: Option<Dialect>;
+    /// The input's path, written as `source`.
+    source: Option<String>;
+    /// Whether `observed_at` is written on every event.
+    observed_at: bool;
+    /// Whether the source line is added as `raw` to every event.
+    raw: bool;
+    /// Which event types are written.
+    filter: TypeFilter;
+    /// Lines longer than this become `unknown` `line_too_long`.
+    max_line_bytes: usize;
+    /// Whether secrets are masked (`--redact`).
+    redact: bool;
+}
+
+/// Which event types to write (`--only` / `--exclude`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TypeFilter(u32);
+
+impl TypeFilter {
+    /// Every type.
+    pub fn all() -> TypeFilter {
+        TypeFilter((1 << Event::TYPE_NAMES.len()) - 1)
+    }
+
+    /// Keeps only the named types; errors on a name outside the contract.
+    pub fn only(names: &[String]) -> Result<TypeFilter, FilterError> {
+        let mut bits = 0;
+        for n in names {
+            bits |= TypeFilter::bit(n)?;
+        }
+        Ok(TypeFilter(bits))
+    }
+
+    /// Drops the named types.
+    pub fn exclude(self, names: &[String]) -> Result<TypeFilter, FilterError> {
+        let mut bits = self.0;
+        for n in names {
+            bits &= !TypeFilter::bit(n)?;
+        }
+        Ok(TypeFilter(bits))
+    }
+
+    fn bit(name: &str) -> Result<u32, FilterError> {
+        Event::TYPE_NAMES
+            .iter()
+            .position(|t| *t == name)
+            .map(|i| 1 << i)
+            .ok_or_else(|| FilterError::UnknownType(name.to_owned()))
+    }
+
+    /// Whether events of type `name` are written.
+    pub fn allows(&self, name: &str) -> bool {
+        TypeFilter::bit(name).is_ok_and(|b| self.0 & b != 0)
+    }
+}
+
+/// A bad `--only` / `--exclude` list.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FilterError {
+    /// The name is not an event type of the contract.
+    #[error("unknown event type `{0}` (one of: {types})", types = Event::TYPE_NAMES.join(", "))]
+    UnknownType(String),
+}
+
+/// One line, decoded without any stream state.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Decoded {
+    /// Empty or whitespace only.
+    Blank,
+    /// Not a JSON object: stderr text, banners, broken or non-object JSON.
+    NotFrame {
+        /// Why it is not a frame.
+        reason: UnknownReason,
+        /// The diagnostic a recognised non-JSON line stands for.
+        diagnostic: Option<Box<Event>>,
+    },
+    /// A JSON object, with the mapping of every implemented dialect it fits.
+    Frame {
+        /// The dialects it fits.
+        fit: Fit,
+        /// The frame's `type` when it is a string.
+        frame_type: Option<String>,
+        /// One mapping per fitting dialect that has an adapter.
+        mapped: Vec<(Dialect, Mapped)>,
+    },
+}
+
+thread_local! {
+    /// The lists of a line's mappings (one per fitting dialect), given back by the fold.
+    static SPARE_MAPPED: dialect::SpareLists<(Dialect, Mapped)> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Decodes one line (no line ending). Stateless: `forced` is the `--dialect` option, not the
+/// stream's detected dialect.
+pub fn decode(parser: &mut Parser, line: &[u8], forced: Option<Dialect>) -> Decoded {
+    if line.iter().all(|b| b.is_ascii_whitespace()) {
+        return Decoded::Blank;
+    }
+    parser.with_frame(line, |r| match r {
+        Ok(frame) => {
+            let fit = match forced {
+                Some(d) => Fit::only(d),
+                None => fit(frame),
+            };
+            let mut mapped = dialect::take_spare(&SPARE_MAPPED);
+            mapped.extend(fit.iter().map(|d| {
+                let mut m = Mapped::new();
+                dialect::registry::map(d, frame, &mut m);
+                (d, m)
+            }));
+            Decoded::Frame { fit, frame_type: frame.string_at("type"), mapped }
+        }
+        Err(NotFrame::NotObject) => Decoded::NotFrame { reason: UnknownReason::NotObject, diagnostic: None },
+        Err(NotFrame::Bad(reason)) => {
+            // Only a UTF-8 line can be a diagnostic: its `raw` is text, while an `unknown` keeps
+            // any other line losslessly (`raw_base64`).
+            let diagnostic = if reason == UnknownReason::NotJson {
+                std::str::from_utf8(line).ok().and_then(crate::dialect::stderr::recognize).map(Box::new)
+            } else {
+                None
+            };
+            Decoded::NotFrame { reason, diagnostic }
+        }
+    })
+}
+
+/// What a finished stream tells the caller, for the exit status.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Summary {
+    /// Lines read.
+    pub lines: u64,
+    /// Lines that ended as `unknown`.
+    pub unknown: u64,
+    /// A turn failed.
+    pub turn_failed: bool,
+    /// The stream ended with a turn open (never for saved logs).
+    pub turn_open: bool,
+    /// `run_ended.complete`: a final newline and no turn left open.
+    pub complete: bool,
+}
+
+/// Normalizes one stream fed in arbitrary byte chunks.
+///
+/// ```
+/// use agentnorm::{Normalizer, Options, Event};
+/// let mut events: Vec<Event> = Vec::new();
+/// let mut n = Normalizer::new(Options::default().observed_at(false));
+/// n.feed(b"{\"type\":\"thread.started\",\"thread_id\":\"t1\"}\n{\"type\":\"turn.sta", &mut events);
+/// n.feed(b"rted\"}\n", &mut events);
+/// n.finish(&mut events);
+/// let types: Vec<&str> = events.iter().map(|e| e.type_name()).collect();
+/// assert_eq!(types, ["run_started", "session_started", "turn_started", "run_ended"]);
+/// ```
+pub struct Normalizer {
+    fold: Fold,
+    parser: Parser,
+    forced: Option<Dialect>,
+    max_line: usize,
+    carry: Vec<u8>,
+    /// Bytes of the line being skipped because it is over the limit (its head is in `carry`).
+    overlong: Option<u64>,
+    line_no: u64,
+    started: bool,
+    /// The input has ended: a last line without `\n` keeps a final `\r` (a lone `\r` is content).
+    at_eof: bool,
+    /// A pretty-printed JSON document being collected.
+    doc: Option<Document>,
+    /// Lines of the chunk being fed that were already decoded (on any thread).
+    pre: Option<PreLines>,
+}
+
+/// The decoded lines of a chunk handed to [`Normalizer::feed_predecoded`], consumed as the
+/// splitter reaches them.
+struct PreLines {
+    /// The line number of the next entry.
+    next: u64,
+    entries: std::vec::IntoIter<Option<crate::normalize::parallel::PreLine>>,
+}
+
+/// A pretty-printed JSON document spread over several lines (Gemini's `--output-format json`):
+/// it starts with any line that is exactly `{` and ends at the first later line that is exactly
+/// `}` (SPEC §1).
+struct Document {
+    first: u64,
+    bytes: Vec<u8>,
+    /// End offset in `bytes` of each line collected.
+    ends: Vec<usize>,
+}
+
+/// A document longer than this many lines or bytes is read line by line instead.
+const DOC_MAX_LINES: usize = 10_000;
+const DOC_MAX_BYTES: usize = 64 << 20;
+
+impl Normalizer {
+    /// A normalizer for one stream.
+    pub fn new(opts: Options) -> Normalizer {
+        Normalizer {
+            forced: opts.dialect,
+            max_line: opts.max_line_bytes.max(1),
+            fold: Fold::new(opts),
+            parser: Parser::default(),
+            carry: Vec::new(),
+            overlong: None,
+            line_no: 0,
+            started: false,
+            at_eof: false,
+            doc: None,
+            pre: None,
+        }
+    }
+
+    /// Feeds the next bytes of the stream like [`feed`](Normalizer::feed), with the lines that
+    /// [`chunked::predecode`](crate::normalize::parallel::predecode) decoded from the same bytes (on any
+    /// thread). The output is exactly `feed`'s: the splitter, the document and long-line rules
+    /// and the fold run here as always; only the stateless decode of a line is taken from `pre`
+    /// where it was made from the very bytes the splitter hands out.
+    pub(crate) fn feed_predecoded(
+        &mut self,
+        chunk: &[u8],
+        pre: crate::normalize::parallel::Predecoded,
+        sink: &mut dyn Sink,
+    ) {
+        // A line already begun before this chunk completes first and was not decoded there.
+        let pending = !self.carry.is_empty() || self.overlong.is_some();
+        if pre.mid_line == pending {
+            self.pre = Some(PreLines { next: self.line_no + 1 + u64::from(pending), entries: pre.lines.into_iter() });
+        }
+        self.feed(chunk, sink);
+        self.pre = None;
+    }
+
+    /// Records how each frame type of the stream is read (`agentnorm survey`), from the next line
+    /// on; [`Normalizer::take_survey`] gives the counts.
+    pub fn record_survey(&mut self) {
+        self.fold.survey();
+    }
+
+    /// The counts recorded since [`Normalizer::record_survey`] (after [`Normalizer::finish`]).
+    pub fn take_survey(&mut self) -> Option<survey::Survey> {
+        self.fold.take_survey()
+    }
+
+    /// Whether the stream has begun (`run_started` was written): bytes were fed, or it finished.
+    pub fn started(&self) -> bool {
+        self.started
+    }
+
+    /// What [`decode`] is called with for this stream: the forced dialect and the line limit.
+    pub(crate) fn decode_options(&self) -> (Option<Dialect>, usize) {
+        (self.forced, self.max_line)
+    }
+
+    /// The predecoded form of line `self.line_no`, when there is one made from `line`.
+    fn take_pre(&mut self, line: &[u8]) -> Option<Decoded> {
+        let pre = self.pre.as_mut()?;
+        // Lines the splitter took elsewhere (document lines, long lines) are passed over.
+        while pre.next < self.line_no {
+            pre.entries.next()?;
+            pre.next += 1;
+        }
+        if pre.next != self.line_no {
+            return None;
+        }
+        pre.next += 1;
+        let entry = pre.entries.next()??;
+        (entry.len == line.len()).then_some(entry.decoded)
+    }
+
+    fn ensure_started(&mut self, sink: &mut dyn Sink) {
+        if !self.started {
+            self.started = true;
+            self.fold.start(sink);
+        }
+    }
+
+    /// Feeds the next bytes of the stream; writes the events of every line they complete.
+    pub fn feed(&mut self, mut chunk: &[u8], sink: &mut dyn Sink) {
+        self.ensure_started(sink);
+        if self.fold.options().observed_at {
+            self.fold.set_observed_at(crate::read::time::now());
+        }
+        while !chunk.is_empty() {
+            let nl = memchr::memchr(b'\n', chunk);
+            let (part, rest, complete) = match nl {
+                Some(i) => (&chunk[..i], &chunk[i + 1..], true),
+                None => (chunk, &chunk[chunk.len()..], false),
+            };
+            chunk = rest;
+            if let Some(skipped) = &mut self.overlong {
+                *skipped += part.len() as u64;
+                // The sample is the line's first 1024 bytes however the line was split.
+                let head = 1024usize.saturating_sub(self.carry.len()).min(part.len());
+                self.carry.extend_from_slice(&part[..head]);
+            } else if self.carry.is_empty() && complete && part.len() <= self.max_line {
+                // The common case: a whole line inside the chunk, no copy.
+                self.whole_line(part, sink);
+                continue;
+            } else {
+                let room = self.max_line.saturating_sub(self.carry.len());
+                if part.len() > room {
+                    let head = 1024usize.saturating_sub(self.carry.len()).min(part.len());
+                    self.carry.extend_from_slice(&part[..head]);
+                    self.carry.truncate(1024);
+                    self.overlong = Some(part.len() as u64);
+                } else {
+                    self.carry.extend_from_slice(part);
+                }
+            }
+            if complete {
+                self.end_carried_line(sink);
+            }
+        }
+    }
+
+    fn end_carried_line(&mut self, sink: &mut dyn Sink) {
+        let carry = std::mem::take(&mut self.carry);
+        if self.overlong.take().is_some() {
+            // A line over the limit is never part of a document, and it is content: the lines
+            // of a document being collected come first, and none can start after it.
+            self.replay_document(sink);
+            self.line_no += 1;
+            self.fold.too_long(self.line_no, &carry, sink);
+        } else {
+            self.whole_line(&carry, sink);
+        }
+        self.carry = carry;
+        self.carry.clear();
+    }
+
+    /// Normalizes one line (without its `\n`), exactly as feeding the line and a `\n` would: bytes
+    /// fed before without a newline are the start of this line, and a `\n` inside it ends a line
+    /// there, so mixing `line` and [`feed`](Normalizer::feed) never reorders events.
+    pub fn line(&mut self, line: &[u8], sink: &mut dyn Sink) {
+        if self.carry.is_empty()
+            && self.overlong.is_none()
+            && line.len() <= self.max_line
+            && memchr::memchr(b'\n', line).is_none()
+        {
+            self.ensure_started(sink);
+            self.whole_line(line, sink);
+        } else {
+            self.feed(line, sink);
+            self.feed(b"\n", sink);
+        }
+    }
+
+    /// Normalizes one whole line (without its `\n`) that the splitter cut.
+    fn whole_line(&mut self, mut line: &[u8], sink: &mut dyn Sink) {
+        self.line_no += 1;
+        if self.line_no == 1 {
+            line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+        }
+        if !self.at_eof {
+            line = line.strip_suffix(b"\r").unwrap_or(line);
+        }
+        if let Some(doc) = &mut self.doc {
+            doc.bytes.push(b'\n');
+            doc.bytes.extend_from_slice(line);
+            doc.ends.push(doc.bytes.len());
+            if line == b"}" {
+                self.end_document(sink);
+            } else if doc.ends.len() > DOC_MAX_LINES || doc.bytes.len() > DOC_MAX_BYTES {
+                self.replay_document(sink);
+            }
+            return;
+        }
+        // A pretty-printed document starts at any line that is exactly `{` (SPEC §1: after a
+        // CLI's stderr lines, or after another document).
+        if line == b"{" {
+            self.doc = Some(Document { first: self.line_no, bytes: line.to_vec(), ends: vec![1] });
+            return;
+        }
+        let decoded = match self.take_pre(line) {
+            Some(d) => d,
+            None => decode(&mut self.parser, line, self.forced),
+        };
+        self.fold.apply(decoded, self.line_no, line, sink);
+    }
+
+    /// A document's closing `}` arrived: one frame if it parses, else line by line.
+    fn end_document(&mut self, sink: &mut dyn Sink) {
+        let Some(doc) = self.doc.take() else { return };
+        let decoded = decode(&mut self.parser, &doc.bytes, self.forced);
+        if matches!(decoded, Decoded::Frame { .. }) {
+            self.fold.apply_lines(decoded, doc.first, self.line_no, &doc.bytes, sink);
+        } else {
+            self.doc = Some(doc);
+            self.replay_document(sink);
+        }
+    }
+
+    /// Reads the lines of an unfinished or unreadable document each on its own.
+    fn replay_document(&mut self, sink: &mut dyn Sink) {
+        let Some(doc) = self.doc.take() else { return };
+        let mut start = 0;
+        for (i, &end) in doc.ends.iter().enumerate() {
+            let line = &doc.bytes[start..end];
+            start = end + 1;
+            let decoded = decode(&mut self.parser, line, self.forced);
+            self.fold.apply(decoded, doc.first + i as u64, line, sink);
+        }
+    }
+
+    /// Ends the stream: a last line without newline is read, then `run_ended` is written.
+    pub fn finish(&mut self, sink: &mut dyn Sink) -> Summary {
+        self.ensure_started(sink);
+        // A source that is only a byte-order mark is empty.
+        let only_bom = self.line_no == 0 && self.carry == b"\xEF\xBB\xBF";
+        let mid_line = (!self.carry.is_empty() && !only_bom) || self.overlong.is_some();
+        if mid_line {
+            self.at_eof = true;
+            self.end_carried_line(sink);
+        }
+        self.replay_document(sink);
+        self.fold.finish(!mid_line, sink)
+    }
+}
+
+/// The first dialect detected in a stream (what `agentnorm detect` prints): the stream is
+/// normalized (with its line limit and multi-line documents) only until an event names one.
+pub fn first_dialect(mut input: impl std::io::Read) -> std::io::Result<Option<Dialect>> {
+    struct First(Option<Dialect>);
+    impl crate::Sink for First {
+        fn event(&mut self, ev: &crate::Event) {
+            if self.0.is_none() {
+                self.0 = ev.env().dialect;
+            }
+        }
+    }
+    let mut norm = Normalizer::new(Options::default().observed_at(false));
+    let mut first = First(None);
+    let mut buf = vec![0u8; 64 << 10];
+    while first.0.is_none() {
+        let n = match input.read(&mut buf) {
+            Ok(0) => {
+                norm.finish(&mut first);
+                break;
+            }
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        norm.feed(&buf[..n], &mut first);
+    }
+    Ok(first.0)
+}
+
+/// An iterator of the events of one stream read from `input` (the pull form of [`Normalizer`],
+/// in the manner of serde_json's `StreamDeserializer`, but line-oriented: a bad line is an
+/// `unknown` event, never the end of the stream).
+///
+/// Reading errors end the iteration with that error; the events of what was read before it
+/// have been yielded. The `run_ended` of a stream comes last.
+///
+/// ```
+/// let input = &b"{\"type\":\"thread.started\",\"thread_id\":\"t1\"}\nnot json\n"[..];
+/// let types: Vec<String> = agentnorm::events(input, agentnorm::Options::default())
+///     .map(|e| e.unwrap().type_name().to_owned())
+///     .collect();
+/// assert_eq!(types, ["run_started", "session_started", "unknown", "run_ended"]);
+/// ```
+pub fn events<R: std::io::Read>(input: R, opts: Options) -> Events<R> {
+    Events {
+        input,
+        norm: Some(Normalizer::new(opts)),
+        queue: std::collections::VecDeque::new(),
+        buf: vec![0; 64 << 10],
+    }
+}
+
+/// The iterator [`events`] returns.
+pub struct Events<R> {
+    input: R,
+    /// `None` once the stream has ended.
+    norm: Option<Normalizer>,
+    queue: std::collections::VecDeque<Event>,
+    buf: Vec<u8>,
+}
+
+impl<R: std::io::Read> Iterator for Events<R> {
+    type Item = std::io::Result<Event>;
+
+    fn next(&mut self) -> Option<std::io::Result<Event>> {
+        loop {
+            if let Some(ev) = self.queue.pop_front() {
+                return Some(Ok(ev));
+            }
+            let norm = self.norm.as_mut()?;
+            let mut sink = |ev: &Event| self.queue.push_back(ev.clone());
+            match self.input.read(&mut self.buf) {
+                Ok(0) => {
+                    norm.finish(&mut sink);
+                    self.norm = None;
+                }
+                Ok(n) => norm.feed(&self.buf[..n], &mut sink),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.norm = None;
+                    return Some(Err(e));
+                }
+            }
+        }
+    }
+}
