@@ -9,7 +9,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use agentnorm::Options;
-use agentnorm::sink::parquet::{Part, PartWriter, Tables, write_parquet};
+use agentnorm::sink::parquet::{Part, PartWriter, Tables};
 use anyhow::{Context, Result};
 
 use crate::cli::{ExportArgs, exec, input, progress};
@@ -40,7 +40,7 @@ impl PartWriter for Files {
         };
         let path = d.join(name);
         let file = std::fs::File::create(&path).with_context(|| format!("creating {}", path.display()))?;
-        write_parquet(&part.batch, file)
+        part.write_parquet(file)
             .map_err(anyhow::Error::from)
             .and_then(|mut f| Ok(f.flush()?))
             .with_context(|| format!("writing {}", path.display()))?;

@@ -7,22 +7,27 @@
 //! session and file) joins requests, tool calls and messages to their turn, `tool_id` tool calls
 //! to their subagent's rows (`parent_tool_id`).
 //!
-//! [`Tables`] is a [`Sink`] over one input: it builds the rows and hands them out as Arrow
-//! record batches ([`Part`]s) to a [`PartWriter`] every [`PART_ROWS`] events and at the end, so
-//! memory stays bounded inside a large input; [`write_parquet`] encodes a batch as a Parquet
-//! file into any writer. Where the files go (`DIR/<table>/[day=…/]<input>.parquet`) is the
-//! binary's.
+//! [`Tables`] is a [`Sink`] over one input: it builds the rows and hands them out in [`Part`]s
+//! to a [`PartWriter`] every [`PART_ROWS`] events and at the end, so memory stays bounded inside
+//! a large input; [`Part::write_parquet`] encodes a part as one Parquet file (zstd) into any
+//! writer. Where the files go (`DIR/<table>/[day=…/]<input>.parquet`) is the binary's.
+//!
+//! The columns are written with the `parquet` crate's column writers, not through Arrow: five
+//! flat column types need none of Arrow's compute kernels, and leaving them out halves what the
+//! formats add to a clean build. The types are the ones Arrow would write (strings as `STRING`,
+//! counts as unsigned `INT64`), so DuckDB, Spark and pandas read the same schema.
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, BooleanArray, Float64Array, Int64Array, RecordBatch, StringArray, UInt64Array};
-use arrow_schema::{ArrowError, DataType, Field, Schema};
-use parquet::arrow::ArrowWriter;
-use parquet::basic::Compression;
+use parquet::basic::{Compression, IntType, LogicalType, Repetition, Type as Physical};
+use parquet::column::writer::ColumnWriter;
+use parquet::data_type::ByteArray;
 use parquet::errors::ParquetError;
 use parquet::file::properties::WriterProperties;
+use parquet::file::writer::SerializedFileWriter;
+use parquet::schema::types::Type;
 
 use crate::event::sink::Sink;
 use crate::event::{Dialect, Event, Usage};
@@ -44,16 +49,34 @@ fn os(v: Option<&str>) -> V {
     V::S(v.map(str::to_owned))
 }
 
-/// A table: its column names and types (from the first row's values) and its rows.
+/// The type of a column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ty {
+    /// UTF-8 text (`STRING`).
+    Str,
+    /// An unsigned count (`INT64`, logical type unsigned 64-bit integer).
+    U64,
+    /// A signed integer (`INT64`).
+    I64,
+    /// `DOUBLE`.
+    F64,
+    /// `BOOLEAN`.
+    Bool,
+}
+
+const U64: Ty = Ty::U64;
+const STR: Ty = Ty::Str;
+
+/// A table: its column names and types and its rows.
 #[derive(Debug)]
 struct Table {
     name: &'static str,
-    cols: &'static [(&'static str, DataType)],
+    cols: &'static [(&'static str, Ty)],
     rows: Vec<(String, Vec<V>)>,
 }
 
 impl Table {
-    fn new(name: &'static str, cols: &'static [(&'static str, DataType)]) -> Table {
+    fn new(name: &'static str, cols: &'static [(&'static str, Ty)]) -> Table {
         Table { name, cols, rows: Vec::new() }
     }
 
@@ -63,43 +86,45 @@ impl Table {
         let day = at.filter(|a| a.len() >= 10).map_or_else(|| "unknown".to_owned(), |a| a[..10].to_owned());
         self.rows.push((day, row));
     }
-
-    fn batch(&self, rows: &[&Vec<V>]) -> Result<RecordBatch, ArrowError> {
-        let fields: Vec<Field> = self.cols.iter().map(|(n, t)| Field::new(*n, t.clone(), true)).collect();
-        let mut arrays: Vec<ArrayRef> = Vec::with_capacity(self.cols.len());
-        for (i, (_, t)) in self.cols.iter().enumerate() {
-            let col = rows.iter().map(|r| &r[i]);
-            let a: ArrayRef = match t {
-                DataType::Utf8 => Arc::new(StringArray::from_iter(col.map(|v| match v {
-                    V::S(x) => x.clone(),
-                    _ => None,
-                }))),
-                DataType::UInt64 => Arc::new(UInt64Array::from_iter(col.map(|v| match v {
-                    V::U(x) => *x,
-                    _ => None,
-                }))),
-                DataType::Int64 => Arc::new(Int64Array::from_iter(col.map(|v| match v {
-                    V::I(x) => *x,
-                    _ => None,
-                }))),
-                DataType::Float64 => Arc::new(Float64Array::from_iter(col.map(|v| match v {
-                    V::F(x) => *x,
-                    _ => None,
-                }))),
-                DataType::Boolean => Arc::new(BooleanArray::from_iter(col.map(|v| match v {
-                    V::B(x) => *x,
-                    _ => None,
-                }))),
-                other => return Err(ArrowError::NotYetImplemented(format!("no column type {other}"))),
-            };
-            arrays.push(a);
-        }
-        RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays)
-    }
 }
 
-const U64: DataType = DataType::UInt64;
-const STR: DataType = DataType::Utf8;
+/// The Parquet schema of a table: every column optional (absent values are nulls).
+fn schema(cols: &[(&str, Ty)]) -> Result<Type, ParquetError> {
+    let fields = cols
+        .iter()
+        .map(|(name, ty)| {
+            let (physical, logical) = match ty {
+                Ty::Str => (Physical::BYTE_ARRAY, Some(LogicalType::String)),
+                Ty::U64 => (Physical::INT64, Some(LogicalType::Integer(IntType { bit_width: 64, is_signed: false }))),
+                Ty::I64 => (Physical::INT64, None),
+                Ty::F64 => (Physical::DOUBLE, None),
+                Ty::Bool => (Physical::BOOLEAN, None),
+            };
+            let field = Type::primitive_type_builder(name, physical)
+                .with_repetition(Repetition::OPTIONAL)
+                .with_logical_type(logical)
+                .build()?;
+            Ok(Arc::new(field))
+        })
+        .collect::<Result<Vec<_>, ParquetError>>()?;
+    Type::group_type_builder("schema").with_fields(fields).build()
+}
+
+/// The values of column `i` that are present, and the definition levels (1 present, 0 null).
+fn column<T>(rows: &[&Vec<V>], i: usize, get: impl Fn(&V) -> Option<T>) -> (Vec<T>, Vec<i16>) {
+    let mut values = Vec::with_capacity(rows.len());
+    let mut levels = Vec::with_capacity(rows.len());
+    for r in rows {
+        match get(&r[i]) {
+            Some(v) => {
+                values.push(v);
+                levels.push(1);
+            }
+            None => levels.push(0),
+        }
+    }
+    (values, levels)
+}
 
 /// Columns every table starts with.
 macro_rules! cols {
@@ -108,40 +133,40 @@ macro_rules! cols {
     };
 }
 
-const SESSIONS: &[(&str, DataType)] = cols![
+const SESSIONS: &[(&str, Ty)] = cols![
     "dialect": STR, "model": STR, "cwd": STR, "cli_version": STR, "parent_session_id": STR,
     "started_at": STR, "ended_at": STR, "turns": U64, "requests": U64, "tool_calls": U64,
     "input": U64, "cache_read": U64, "cache_write": U64, "output": U64, "reasoning": U64,
 ];
-const TURNS: &[(&str, DataType)] = cols![
+const TURNS: &[(&str, Ty)] = cols![
     "turn": U64, "line": U64, "started_at": STR, "ended_at": STR, "status": STR, "error": STR, "failure_kind": STR,
-    "duration_ms": U64, "num_turns": U64, "cost_usd": DataType::Float64, "usage_scope": STR,
+    "duration_ms": U64, "num_turns": U64, "cost_usd": Ty::F64, "usage_scope": STR,
     "cost_scope": STR,
     "input": U64, "cache_read": U64, "cache_write": U64, "output": U64, "reasoning": U64,
 ];
-const REQUESTS: &[(&str, DataType)] = cols![
+const REQUESTS: &[(&str, Ty)] = cols![
     "turn": U64, "line": U64, "at": STR, "day": STR, "dialect": STR, "model": STR, "message_id": STR,
-    "parent_tool_id": STR, "sidechain": DataType::Boolean,
+    "parent_tool_id": STR, "sidechain": Ty::Bool,
     "input": U64, "cache_read": U64, "cache_write": U64, "output": U64, "reasoning": U64, "context": U64,
     "context_window": U64,
 ];
-const TOOL_CALLS: &[(&str, DataType)] = cols![
+const TOOL_CALLS: &[(&str, Ty)] = cols![
     "turn": U64, "tool_id": STR, "name": STR, "kind": STR, "summary": STR, "parent_tool_id": STR,
-    "start_line": U64, "end_line": U64, "started_at": STR, "ended_at": STR, "ok": DataType::Boolean,
-    "duration_ms": U64, "exit_code": DataType::Int64, "error": STR, "synthetic": DataType::Boolean,
+    "start_line": U64, "end_line": U64, "started_at": STR, "ended_at": STR, "ok": Ty::Bool,
+    "duration_ms": U64, "exit_code": Ty::I64, "error": STR, "synthetic": Ty::Bool,
 ];
-const MESSAGES: &[(&str, DataType)] = cols![
+const MESSAGES: &[(&str, Ty)] = cols![
     "turn": U64, "line": U64, "at": STR, "role": STR, "message_id": STR, "parent_tool_id": STR, "text": STR,
 ];
-const RATE_LIMITS: &[(&str, DataType)] = cols![
+const RATE_LIMITS: &[(&str, Ty)] = cols![
     "line": U64, "at": STR, "window": STR, "window_minutes": U64, "status": STR,
-    "used_percent": DataType::Float64, "resets_at": STR, "overage_status": STR, "using_overage": DataType::Boolean,
+    "used_percent": Ty::F64, "resets_at": STR, "overage_status": STR, "using_overage": Ty::Bool,
 ];
-const DIAGNOSTICS: &[(&str, DataType)] = cols![
+const DIAGNOSTICS: &[(&str, Ty)] = cols![
     "line": U64, "at": STR, "level": STR, "code": STR, "message": STR, "dedupe_key": STR, "count": U64,
     "subsystem": STR,
 ];
-const UNKNOWN: &[(&str, DataType)] = cols!["line": U64, "at": STR, "reason": STR, "frame": STR, "sample": STR];
+const UNKNOWN: &[(&str, Ty)] = cols!["line": U64, "at": STR, "reason": STR, "frame": STR, "sample": STR];
 
 fn name<T: serde::Serialize>(v: &T) -> Option<String> {
     serde_json::to_value(v).ok().and_then(|v| v.as_str().map(str::to_owned))
@@ -200,14 +225,74 @@ pub struct Part<'a> {
     pub day: Option<&'a str>,
     /// How many parts of this table were handed out before (0 for the first).
     pub index: usize,
-    /// The rows.
-    pub batch: RecordBatch,
+    cols: &'static [(&'static str, Ty)],
+    rows: Vec<&'a Vec<V>>,
+}
+
+impl Part<'_> {
+    /// The number of rows.
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Whether there are no rows (a part handed out always has some).
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// Encodes the rows as one Parquet file (one row group, zstd) into `w`, and gives `w` back.
+    pub fn write_parquet<W: Write + Send>(&self, w: W) -> Result<W, ParquetError> {
+        let props = WriterProperties::builder().set_compression(Compression::ZSTD(Default::default())).build();
+        let mut file = SerializedFileWriter::new(w, Arc::new(schema(self.cols)?), Arc::new(props))?;
+        let mut group = file.next_row_group()?;
+        let rows = &self.rows;
+        let mut i = 0;
+        while let Some(mut col) = group.next_column()? {
+            match col.untyped() {
+                ColumnWriter::ByteArrayColumnWriter(c) => {
+                    let (v, d) = column(rows, i, |v| match v {
+                        V::S(Some(s)) => Some(ByteArray::from(s.as_str())),
+                        _ => None,
+                    });
+                    c.write_batch(&v, Some(&d), None)?;
+                }
+                ColumnWriter::Int64ColumnWriter(c) => {
+                    // Unsigned counts are stored in INT64's bits, as the logical type says.
+                    let (v, d) = column(rows, i, |v| match v {
+                        V::U(x) => x.map(|x| x as i64),
+                        V::I(x) => *x,
+                        _ => None,
+                    });
+                    c.write_batch(&v, Some(&d), None)?;
+                }
+                ColumnWriter::DoubleColumnWriter(c) => {
+                    let (v, d) = column(rows, i, |v| match v {
+                        V::F(x) => *x,
+                        _ => None,
+                    });
+                    c.write_batch(&v, Some(&d), None)?;
+                }
+                ColumnWriter::BoolColumnWriter(c) => {
+                    let (v, d) = column(rows, i, |v| match v {
+                        V::B(x) => *x,
+                        _ => None,
+                    });
+                    c.write_batch(&v, Some(&d), None)?;
+                }
+                _ => return Err(ParquetError::General(format!("no writer for column {i}"))),
+            }
+            col.close()?;
+            i += 1;
+        }
+        group.close()?;
+        file.into_inner()
+    }
 }
 
 /// Where the parts of [`Tables`] go (the binary writes them as files).
 pub trait PartWriter {
-    /// What writing a part can fail with; a batch that cannot be built is an [`ArrowError`].
-    type Error: From<ArrowError>;
+    /// What writing a part can fail with.
+    type Error;
     /// Takes one part.
     fn part(&mut self, part: Part<'_>) -> Result<(), Self::Error>;
 }
@@ -236,14 +321,6 @@ impl<W: PartWriter> std::fmt::Debug for Tables<W> {
             .field("held", &self.held)
             .finish_non_exhaustive()
     }
-}
-
-/// Encodes `batch` as one Parquet file (zstd) into `w`, and gives `w` back.
-pub fn write_parquet<W: Write + Send>(batch: &RecordBatch, w: W) -> Result<W, ParquetError> {
-    let props = WriterProperties::builder().set_compression(Compression::ZSTD(Default::default())).build();
-    let mut writer = ArrowWriter::try_new(w, batch.schema(), Some(props))?;
-    writer.write(batch)?;
-    writer.into_inner()
 }
 
 const T_TURNS: usize = 0;
@@ -375,8 +452,7 @@ fn hand_out<W: PartWriter>(t: &Table, by_day: bool, index: usize, out: &mut W) -
         groups.entry(if by_day { day.as_str() } else { "" }).or_default().push(row);
     }
     for (day, rows) in groups {
-        let batch = t.batch(&rows)?;
-        out.part(Part { table: t.name, day: by_day.then_some(day), index, batch })?;
+        out.part(Part { table: t.name, day: by_day.then_some(day), index, cols: t.cols, rows })?;
     }
     Ok(())
 }
