@@ -34,6 +34,14 @@ macro_rules! dialects {
                 "The Antigravity CLI (`agy`) `--output-format stream-json` (`{\"event\":…}` envelope).";
             Copilot copilot::Copilot "copilot"
                 "GitHub Copilot CLI `-p … --output-format json` and saved session logs (`~/.copilot/session-state/<id>/events.jsonl`).";
+            Pi pi::Pi "pi"
+                "`pi --mode json` (the pi coding agent), 0.4x–0.6x and the delta-only 1.x format.";
+            Droid droid::Droid "droid"
+                "Factory `droid exec --output-format stream-json`.";
+            Qwen qwen::Qwen "qwen"
+                "Qwen Code `-p --output-format stream-json` (Claude-shaped, with its own usage counting).";
+            Grok grok::Grok "grok"
+                "xAI Grok Build CLI `-p --output-format streaming-json` and `json`.";
         }
     };
 }

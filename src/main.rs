@@ -4,7 +4,7 @@
 
 mod cli;
 
-use cli::{exec, input, otlp, pipes, progress};
+use cli::{exec, input, otlp, pages, pipes, progress, stdout};
 
 use std::io::{self, IsTerminal as _, Write};
 use std::path::PathBuf;
@@ -14,16 +14,19 @@ use std::sync::atomic::AtomicBool;
 
 use agentnorm::TypeFilter;
 use agentnorm::sink::coalesce::Coalescer;
-use agentnorm::view::html::HtmlSink;
 use agentnorm::view::{ColorMode, Terminal};
 use agentnorm::{Dialect, Event, NdjsonSink, Options};
 use anyhow::{Context, Result};
 use clap::{CommandFactory as _, Parser as _};
 
-use cli::{Cli, Command, DiagnosticsArgs, Format, NormalizeArgs, UsageArgs};
+use cli::{Cli, Command, DiagnosticsArgs, Format, NormalizeArgs};
 use input::Input;
 
 fn main() -> ExitCode {
+    if let Err(e) = stdout::check_open() {
+        eprintln!("agentnorm: {e}");
+        return ExitCode::from(2);
+    }
     // AGENTNORM_SIMD, read once before anything is scanned (agentnorm::simd).
     match agentnorm::simd::from_env() {
         Ok(choice) => {
@@ -37,12 +40,26 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     }
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // --help and --version are "errors" that print to stdout: a failed print is a failure.
+        Err(e) => {
+            let code = e.exit_code();
+            if let Err(w) = e.print().map_err(|w| if e.use_stderr() { w } else { stdout::named(w) })
+                && w.kind() != io::ErrorKind::BrokenPipe
+            {
+                eprintln!("agentnorm: {w}");
+                return ExitCode::from(2);
+            }
+            return ExitCode::from(code.clamp(0, 255) as u8);
+        }
+    };
     match run(cli) {
         Ok(code) => ExitCode::from(code),
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("agentnorm: {e:#}");
+            // Agent-controlled text (a walked file's name) may be in it: escaped as the views do.
+            eprintln!("agentnorm: {}", agentnorm::sink::safe::printable(&format!("{e:#}")));
             ExitCode::from(2)
         }
     }
@@ -54,15 +71,18 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 
 fn run(cli: Cli) -> Result<u8> {
     match cli.command {
-        Some(Command::Schema) => {
-            let schema = serde_json::to_string_pretty(&Event::json_schema())?;
-            writeln!(io::stdout().lock(), "{schema}")?;
+        Some(Command::Schema { of }) => {
+            let schema = match of.as_deref() {
+                Some("usage") => serde_json::to_string_pretty(&agentnorm::sink::report::row_schema())?,
+                _ => serde_json::to_string_pretty(&Event::json_schema())?,
+            };
+            writeln!(stdout::lock(), "{schema}")?;
             Ok(0)
         }
         Some(Command::Completions { shell }) => {
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "agentnorm", &mut script);
-            io::stdout().lock().write_all(&script)?;
+            stdout::lock().write_all(&script)?;
             Ok(0)
         }
         Some(Command::Man { subcommand }) => {
@@ -75,13 +95,14 @@ fn run(cli: Cli) -> Result<u8> {
             let mut page = Vec::new();
             let source = concat!("agentnorm ", env!("CARGO_PKG_VERSION"));
             clap_mangen::Man::new(cmd).source(source).render(&mut page)?;
-            io::stdout().lock().write_all(&page)?;
+            stdout::lock().write_all(&page)?;
             Ok(0)
         }
         Some(Command::Detect { paths }) => detect(&paths),
         Some(Command::Survey(args)) => cli::survey::run(&args),
         Some(Command::Diagnostics(args)) => diagnostics(&args),
-        Some(Command::Usage(args)) => usage(args),
+        Some(Command::Usage(args)) => cli::usage::run(args),
+        Some(Command::Statusline(args)) => cli::statusline::run(args),
         Some(Command::Export(args)) => cli::export::run(&args),
         None => normalize(cli.norm),
     }
@@ -89,7 +110,7 @@ fn run(cli: Cli) -> Result<u8> {
 
 fn detect(paths: &[PathBuf]) -> Result<u8> {
     let mut failed = false;
-    let mut stdout = io::stdout().lock();
+    let mut stdout = stdout::lock();
     for input in input::expand(paths, &mut failed) {
         match input::open(&input, agentnorm::DEFAULT_MAX_LINE_BYTES).and_then(agentnorm::first_dialect) {
             Ok(d) => writeln!(stdout, "{}\t{}", d.map_or("unknown", Dialect::as_str), input.name())?,
@@ -117,15 +138,28 @@ fn diagnostics(args: &DiagnosticsArgs) -> Result<u8> {
     }
     let mut sink = NdjsonSink::default();
     coalescer.finish_into(&mut sink);
-    let mut stdout = io::stdout().lock();
+    let mut stdout = stdout::lock();
     stdout.write_all(&sink.buf)?;
     stdout.flush()?;
     Ok(if failed { 2 } else { 0 })
 }
 
 fn normalize(args: NormalizeArgs) -> Result<u8> {
-    let mut filter = if args.only.is_empty() { TypeFilter::all() } else { TypeFilter::only(&args.only)? };
-    filter = filter.exclude(&args.exclude)?;
+    if let Some(both) = args.only.iter().find(|t| args.exclude.contains(t)) {
+        anyhow::bail!("`{both}` is in both --only and --exclude: nothing of it would be written");
+    }
+    let (mut only, mut exclude) = (args.only.clone(), args.exclude.clone());
+    if args.format != Format::Ndjson {
+        // The views need the stream's start and end (a header, the flush of what is held, the
+        // footer): the filter picks what they show, and never starves them of those.
+        let structural = ["run_started", "run_ended"];
+        exclude.retain(|t| !structural.contains(&t.as_str()));
+        if !only.is_empty() {
+            only.extend(structural.map(str::to_owned));
+        }
+    }
+    let mut filter = if only.is_empty() { TypeFilter::all() } else { TypeFilter::only(&only)? };
+    filter = filter.exclude(&exclude)?;
     if args.otlp_endpoint.is_some() && matches!(args.format, Format::Html | Format::Atif) {
         anyhow::bail!("--otlp-endpoint goes with --format ndjson, pretty or otlp");
     }
@@ -167,7 +201,7 @@ fn normalize(args: NormalizeArgs) -> Result<u8> {
         export: exporting.as_ref().map(|(x, _)| (otlp_options(&args), x.clone())),
     };
     pipes::enlarge_std_pipes();
-    let outcome = exec::run(inputs, &settings, &mut io::stdout().lock());
+    let outcome = exec::run(inputs, &settings, &mut stdout::lock());
     progress.finish();
     if let Some((x, running)) = exporting {
         drop(settings);
@@ -210,9 +244,7 @@ fn exit_code(args: &NormalizeArgs, unknown: bool, input_failed: bool, turn_faile
     }
 }
 
-/// `--format html`: every input in order into one HTML collector (one thread: the page is written
-/// at the end of input anyway), then one page on stdout or one page per session in
-/// `--output-dir`, whose paths are printed.
+/// `--format html` (see `pages`): one page on stdout or one per session in `--output-dir`.
 fn html(args: &NormalizeArgs, filter: TypeFilter) -> Result<u8> {
     if args.format != Format::Html {
         anyhow::bail!("--output-dir needs --format html or --format atif");
@@ -220,40 +252,16 @@ fn html(args: &NormalizeArgs, filter: TypeFilter) -> Result<u8> {
     if args.follow {
         anyhow::bail!("--follow does not go with --format html (the page is written at the end of input)");
     }
-    let options = options(args, filter);
+    let interrupted = Arc::new(AtomicBool::new(false));
+    signal_hook::flag::register(signal_hook::consts::SIGINT, Arc::clone(&interrupted))
+        .context("installing the SIGINT handler")?;
     let mut failed = false;
-    let (mut unknown, mut turn_failed) = (false, false);
-    let mut sink = HtmlSink::new();
-    for input in input::expand(&args.paths, &mut failed) {
-        let (summary, error) = exec::feed_input(&input, &options, None, &mut sink);
-        if let Some(why) = error {
-            eprintln!("agentnorm: {why}");
-            failed = true;
-        }
-        if let Some(s) = summary {
-            unknown |= s.unknown > 0;
-            turn_failed |= s.turn_failed || s.turn_open;
-        }
+    let inputs = input::expand(&args.paths, &mut failed);
+    let found = pages::run(inputs, options(args, filter), args.output_dir.as_deref(), &interrupted)?;
+    if found.interrupted {
+        return Ok(130);
     }
-    let transcript = sink.finish();
-    let mut stdout = io::stdout().lock();
-    match &args.output_dir {
-        None => transcript.write_all(&mut stdout)?,
-        Some(dir) => {
-            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-            for page in transcript.pages() {
-                let path = dir.join(&page.file_name);
-                let mut file = io::BufWriter::new(
-                    std::fs::File::create(&path).with_context(|| format!("creating {}", path.display()))?,
-                );
-                transcript.write_page(&mut file, &page.sections)?;
-                file.flush().with_context(|| format!("writing {}", path.display()))?;
-                writeln!(stdout, "{}", path.display())?;
-            }
-        }
-    }
-    stdout.flush()?;
-    Ok(exit_code(args, unknown, failed, turn_failed))
+    Ok(exit_code(args, found.unknown, failed || found.input_failed, found.turn_failed))
 }
 
 /// `--format atif`: every input in order into one trajectory collector; each session's
@@ -270,7 +278,7 @@ fn atif(args: &NormalizeArgs, filter: TypeFilter) -> Result<u8> {
     if let Some(dir) = &args.output_dir {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
-    let mut stdout = io::BufWriter::new(io::stdout().lock());
+    let mut stdout = io::BufWriter::new(stdout::lock());
     let mut names = std::collections::HashMap::<String, usize>::new();
     for input in input::expand(&args.paths, &mut failed) {
         let (summary, error) = exec::feed_input(&input, &options, None, &mut sink);
@@ -308,86 +316,4 @@ fn atif(args: &NormalizeArgs, filter: TypeFilter) -> Result<u8> {
         stdout.flush()?;
     }
     Ok(exit_code(args, unknown, failed, turn_failed))
-}
-
-/// Where `agentnorm usage` looks when given no path: the saved sessions of Claude Code and Codex
-/// (`$CLAUDE_CONFIG_DIR/projects` or `~/.claude/projects`, `$CODEX_HOME/sessions` or
-/// `~/.codex/sessions`), those that exist.
-fn default_usage_paths() -> Vec<PathBuf> {
-    let home = std::env::var_os("HOME").map(PathBuf::from);
-    let dir =
-        |var: &str, dot: &str| std::env::var_os(var).map(PathBuf::from).or_else(|| home.as_ref().map(|h| h.join(dot)));
-    [
-        dir("CLAUDE_CONFIG_DIR", ".claude").map(|d| d.join("projects")),
-        dir("CODEX_HOME", ".codex").map(|d| d.join("sessions")),
-    ]
-    .into_iter()
-    .flatten()
-    .filter(|p| p.is_dir())
-    .collect()
-}
-
-fn usage(args: UsageArgs) -> Result<u8> {
-    use agentnorm::sink::report::{self, Collector, GroupBy, Report, ReportOptions};
-    let bound = |s: &Option<String>, end: bool, flag: &str| -> Result<Option<i64>> {
-        s.as_deref()
-            .map(|s| report::parse_bound(s, end).with_context(|| format!("{flag} {s:?}: not RFC 3339 or YYYY-MM-DD")))
-            .transpose()
-    };
-    let opts = ReportOptions {
-        by: match args.by.as_str() {
-            "model" => GroupBy::Model,
-            "day" => GroupBy::Day,
-            _ => GroupBy::Session,
-        },
-        since_ms: bound(&args.since, false, "--since")?,
-        until_ms: bound(&args.until, true, "--until")?,
-    };
-    let paths = if args.paths.is_empty() {
-        let found = default_usage_paths();
-        if found.is_empty() {
-            anyhow::bail!("no PATH given and neither ~/.claude/projects nor ~/.codex/sessions exists");
-        }
-        found
-    } else {
-        args.paths
-    };
-    let mut failed = false;
-    let inputs = input::expand(&paths, &mut failed);
-    let dialect = args.dialect;
-    let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let mut progress = progress::Progress::start(inputs.len(), true);
-    let counters = progress.counters();
-    let collected = exec::map_inputs(&inputs, threads, |input| -> Result<report::InputUsage, String> {
-        let _done = counters.as_deref().map(progress::Counters::done_on_drop);
-        let options = Options::default().dialect(dialect).observed_at(false);
-        let mut collector = Collector::new(input.source());
-        // A partly read input is not reported: its totals would be short.
-        if let (_, Some(why)) = exec::feed_input(input, &options, counters.as_deref(), &mut collector) {
-            return Err(why);
-        }
-        Ok(collector.finish())
-    });
-    progress.finish();
-    let mut rep = Report::default();
-    for c in collected {
-        match c {
-            Ok(u) => rep.add(u),
-            Err(why) => {
-                eprintln!("agentnorm: {why}");
-                failed = true;
-            }
-        }
-    }
-    let (rows, totals) = rep.rows(&opts);
-    let mut out = io::BufWriter::new(io::stdout().lock());
-    if args.json {
-        report::write_json(&mut out, &rows, &totals)?;
-    } else if args.csv {
-        report::write_csv(&mut out, opts.by, &rows, &totals)?;
-    } else {
-        report::write_table(&mut out, opts.by, &rows, &totals)?;
-    }
-    out.flush()?;
-    Ok(if failed { 2 } else { 0 })
 }

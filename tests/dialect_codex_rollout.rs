@@ -59,7 +59,8 @@ fn every_fixture_is_detected_as_codex_rollout() {
 
 #[test]
 fn trap_text_is_taken_once_from_the_event_msg_copies() {
-    for name in names() {
+    // A paginated rollout has no such copies: `paginated_rollouts_take_their_text_from_item_completed`.
+    for name in names().into_iter().filter(|n| n != PAGINATED) {
         let evs = events(&name);
         // Assistant text: exactly the `agent_message`s, in order; the `response_item` message
         // copies and `task_complete.last_agent_message` add nothing.
@@ -107,7 +108,9 @@ fn folded(u: &Value) -> Value {
 
 #[test]
 fn trap_one_usage_per_changed_total_from_last_token_usage() {
-    for name in names() {
+    // The paginated fixture names its model in `thread_settings_applied` and reports
+    // `cache_write_input_tokens`: `thread_settings_applied_names_the_model_of_the_usage_after_it`.
+    for name in names().into_iter().filter(|n| n != PAGINATED) {
         let evs = events(&name);
         let mut prev: Option<Value> = None;
         let mut expected_lines = Vec::new();
@@ -561,4 +564,158 @@ fn trap_running_total_without_last_token_usage_gives_what_it_grew_by() {
     // 250 − 100 prompt tokens, of which 140 − 40 cached.
     assert_eq!((u[1]["usage"]["input"].as_u64(), u[1]["usage"]["cache_read"].as_u64()), (Some(50), Some(100)));
     assert_eq!(u[1]["usage"]["output"], 2);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Codex 0.160 (issue 12 drift): `paginated_0_160.jsonl`, written after the shapes in
+// openai/codex's protocol.rs / rollout policy (see fixtures/README.md).
+// ------------------------------------------------------------------------------------------------
+
+const PAGINATED: &str = "paginated_0_160";
+
+#[test]
+fn paginated_rollouts_take_their_text_from_item_completed() {
+    let evs = events(PAGINATED);
+    // The fixture's session_meta says `history_mode: paginated`; no user/agent_message event_msg.
+    assert!(payloads(PAGINATED, "event_msg", Some("user_message")).is_empty());
+    let items = payloads(PAGINATED, "event_msg", Some("item_completed"));
+    let text_of = |ty: &str| -> Vec<(u64, String)> {
+        items
+            .iter()
+            .filter(|(_, p)| p["item"]["type"] == ty)
+            .map(|(n, p)| {
+                let key = if ty == "Reasoning" { "summary_text" } else { "content" };
+                let parts: Vec<String> = p["item"][key]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|b| b.as_str().map_or_else(|| b["text"].as_str().unwrap().to_owned(), str::to_owned))
+                    .collect();
+                (*n, parts.join("\n"))
+            })
+            .collect()
+    };
+    for (ty, event) in [("UserMessage", "user_message"), ("AgentMessage", "output_delta"), ("Reasoning", "reasoning")] {
+        let want = text_of(ty);
+        assert!(!want.is_empty(), "{ty} in the fixture");
+        let got: Vec<(u64, String)> = of_type(&evs, event)
+            .iter()
+            .map(|e| (e["line"].as_u64().unwrap(), e["text"].as_str().unwrap().to_owned()))
+            .collect();
+        assert_eq!(got, want, "{event}");
+    }
+    assert_eq!(only(&evs, "output_delta")["message_id"], "msg_4d3c2b1a");
+}
+
+#[test]
+fn a_legacy_rollout_keeps_item_completed_a_heartbeat_so_text_comes_once() {
+    // Legacy mode (no history_mode): an AgentMessage item beside its agent_message event_msg.
+    let input = [
+        r#"{"timestamp":"2026-11-30T10:00:00.000Z","type":"session_meta","payload":{"id":"019a0000-0000-7000-8000-000000000001","cli_version":"0.150.0"}}"#,
+        r#"{"timestamp":"2026-11-30T10:00:01.000Z","type":"event_msg","payload":{"type":"agent_message","message":"Done."}}"#,
+        r#"{"timestamp":"2026-11-30T10:00:01.001Z","type":"event_msg","payload":{"type":"item_completed","item":{"type":"AgentMessage","id":"msg_1","content":[{"type":"Text","text":"Done."}]}}}"#,
+    ]
+    .join("\n");
+    let evs = common::run_stdin(&[], &input);
+    assert_eq!(of_type(&evs, "output_delta").len(), 1, "{evs:?}");
+    assert_eq!(types_at(&evs, 3), ["heartbeat"]);
+    // The same lines with history_mode paginated, without the event_msg copy: the item speaks.
+    let paginated =
+        input.replace(r#""cli_version":"0.150.0""#, r#""cli_version":"0.160.0","history_mode":"paginated""#);
+    let paginated: Vec<&str> = paginated.lines().enumerate().filter(|(i, _)| *i != 1).map(|(_, l)| l).collect();
+    let evs = common::run_stdin(&[], &paginated.join("\n"));
+    let out = of_type(&evs, "output_delta");
+    assert_eq!(out.len(), 1, "{evs:?}");
+    assert_eq!(out[0]["text"], "Done.");
+}
+
+#[test]
+fn thread_settings_applied_names_the_model_of_the_usage_after_it() {
+    let evs = events(PAGINATED);
+    assert_eq!(types_at(&evs, 2), ["heartbeat"]);
+    assert_eq!(at_line(&evs, 2)[0]["frame"], "event_msg/thread_settings_applied");
+    let input = [
+        r#"{"timestamp":"2026-11-30T10:00:00.000Z","type":"session_meta","payload":{"id":"019a0000-0000-7000-8000-000000000002"}}"#,
+        r#"{"timestamp":"2026-11-30T10:00:01.000Z","type":"event_msg","payload":{"type":"thread_settings_applied","thread_settings":{"model":"gpt-6-mini"}}}"#,
+        r#"{"timestamp":"2026-11-30T10:00:02.000Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":10,"output_tokens":2},"last_token_usage":{"input_tokens":10,"output_tokens":2}}}}"#,
+    ]
+    .join("\n");
+    let evs = common::run_stdin(&[], &input);
+    assert_eq!(only(&evs, "usage")["model"], "gpt-6-mini");
+}
+
+#[test]
+fn sub_agent_activity_is_a_subagent_event() {
+    let evs = events(PAGINATED);
+    for (n, p) in payloads(PAGINATED, "event_msg", Some("sub_agent_activity")) {
+        let ev = at_line(&evs, n);
+        assert_eq!(ev.len(), 1);
+        let e = ev[0];
+        assert_eq!(e["type"], "subagent");
+        assert_eq!(e["child_id"], p["agent_thread_id"]);
+        assert_eq!(e["operation_id"], p["event_id"]);
+        assert_eq!(e["description"], p["agent_path"]);
+        assert_eq!(e["raw_status"], p["kind"]);
+        let (op, status) = match p["kind"].as_str().unwrap() {
+            "started" => ("spawn", "running"),
+            "interrupted" => ("close", "stopped"),
+            k => panic!("fixture kind {k}"),
+        };
+        assert_eq!((e["operation"].as_str().unwrap(), e["status"].as_str().unwrap()), (op, status));
+    }
+}
+
+#[test]
+fn thread_goal_and_new_line_types_are_heartbeats_of_a_rollout() {
+    let evs = events(PAGINATED);
+    for (n, v) in input(PAGINATED) {
+        let frame = match v["type"].as_str().unwrap() {
+            "token_usage_record" | "world_state" => v["type"].as_str().unwrap().to_owned(),
+            "event_msg" if v["payload"]["type"] == "thread_goal_updated" => "event_msg/thread_goal_updated".into(),
+            "response_item"
+                if ["configuration_update", "additional_tools", "compaction_trigger"]
+                    .contains(&v["payload"]["type"].as_str().unwrap()) =>
+            {
+                format!("response_item/{}", v["payload"]["type"].as_str().unwrap())
+            }
+            _ => continue,
+        };
+        let ev = at_line(&evs, n);
+        assert_eq!(types_at(&evs, n), ["heartbeat"], "line {n}");
+        assert_eq!(ev[0]["frame"], frame.as_str());
+        assert_eq!(ev[0]["dialect"], DIALECT);
+    }
+    // token_usage_record repeats the token_count beside it: one usage, not two.
+    assert_eq!(of_type(&evs, "usage").len(), 1);
+}
+
+#[test]
+fn tool_search_calls_pair_by_call_id_and_id_less_ones_in_order() {
+    let evs = events(PAGINATED);
+    let calls = payloads(PAGINATED, "response_item", Some("tool_search_call"));
+    let outputs = payloads(PAGINATED, "response_item", Some("tool_search_output"));
+    assert_eq!((calls.len(), outputs.len()), (2, 2));
+    // With a call_id.
+    let start = only(&at_line(&evs, calls[0].0).into_iter().cloned().collect::<Vec<_>>(), "tool_started").clone();
+    assert_eq!(start["tool_id"], calls[0].1["call_id"]);
+    assert_eq!((start["name"].as_str(), start["kind"].as_str()), (Some("tool_search"), Some("search")));
+    assert_eq!(start["input"], calls[0].1["arguments"]);
+    assert_eq!(start["summary"], calls[0].1["arguments"]["query"]);
+    let done = at_line(&evs, outputs[0].0)[0].clone();
+    assert_eq!(
+        (done["type"].as_str(), done["tool_id"].clone()),
+        (Some("tool_completed"), calls[0].1["call_id"].clone())
+    );
+    assert_eq!(done["ok"], true);
+    let names: Vec<&str> =
+        outputs[0].1["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(done["output"], names.join("\n"));
+    // Server-side, call_id null: `line:<n>` of the call, and the output completes it.
+    assert!(calls[1].1["call_id"].is_null() && outputs[1].1["call_id"].is_null());
+    let id = format!("line:{}", calls[1].0);
+    assert_eq!(at_line(&evs, calls[1].0)[0]["tool_id"], id.as_str());
+    let done = at_line(&evs, outputs[1].0);
+    assert_eq!(done.len(), 1, "no synthetic start: {done:?}");
+    assert_eq!(done[0]["tool_id"], id.as_str());
+    assert!(done[0].get("output").is_none(), "an empty tool list is no output");
 }

@@ -305,7 +305,7 @@ fn trap_update_todos_gives_plan_updated() {
             {"text": "Read the failing test", "status": "completed"},
             {"text": "Fix the parser", "status": "in_progress"},
             {"text": "Update docs", "status": "pending"},
-            {"text": "Port to Windows", "status": "completed"},
+            {"text": "Port to Windows", "status": "cancelled"},
         ])
     );
     // A merge update names one item: the plan is the full list the completion echoes.
@@ -363,4 +363,48 @@ fn trap_a_cut_stream_is_incomplete_and_new_frames_are_unknown() {
     assert_eq!(output_text(&evs), "Benchmarks are ");
     let out = bin().arg("--fail-on-error").arg(fixture("cut_with_unknowns")).output().unwrap();
     assert_eq!(out.status.code(), Some(3), "the turn was left open");
+}
+
+#[test]
+fn execution_time_becomes_duration_ms_and_none_is_derived() {
+    let name = "execution_time";
+    let evs = events(name);
+    let mut checked = 0;
+    for (n, v) in input(name) {
+        if v["type"] != "tool_call" || v["subtype"] != "completed" {
+            continue;
+        }
+        let call = v["tool_call"].as_object().unwrap().values().next().unwrap();
+        let result = &call["result"];
+        let want = result["success"]["executionTime"].as_u64().or_else(|| result["failure"]["executionTime"].as_u64());
+        let done: Vec<&Value> = at_line(&evs, n).into_iter().filter(|e| e["type"] == "tool_completed").collect();
+        assert_eq!(done.len(), 1, "line {n}");
+        assert_eq!(done[0]["duration_ms"].as_u64(), want, "line {n}");
+        checked += usize::from(want.is_some());
+    }
+    assert_eq!(checked, 2, "two shell calls report executionTime in the fixture");
+}
+
+#[test]
+fn cancelled_todos_stay_cancelled() {
+    let evs = events("todos");
+    let plan = of_type(&evs, "plan_updated");
+    let statuses: Vec<&str> =
+        plan[0]["items"].as_array().unwrap().iter().map(|i| i["status"].as_str().unwrap()).collect();
+    let raw: Vec<Value> = input("todos")
+        .into_iter()
+        .filter_map(|(_, v)| {
+            v["tool_call"]["updateTodosToolCall"]["args"]["todos"]
+                .as_array()
+                .map(|t| t.iter().map(|i| i["status"].clone()).collect::<Vec<_>>())
+        })
+        .next()
+        .unwrap();
+    assert_eq!(statuses.len(), raw.len());
+    for (got, raw) in statuses.iter().zip(&raw) {
+        if raw == "TODO_STATUS_CANCELLED" {
+            assert_eq!(*got, "cancelled");
+        }
+    }
+    assert!(statuses.contains(&"cancelled"), "{statuses:?}");
 }

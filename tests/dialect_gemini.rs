@@ -331,3 +331,68 @@ fn trap_odd_frames_never_crash_and_every_line_is_accounted_for() {
     assert_eq!((started["tool_id"].as_str(), started.get("input")), (Some("line:6"), None));
     assert_eq!(at_line(&evs, 7)[0]["code"], "gemini.error");
 }
+
+// ------------------------------------------------------------------------------------------------
+// Gemini CLI 0.5x (issue 12 drift): `mcp_agents_and_bare_error.jsonl`.
+// ------------------------------------------------------------------------------------------------
+
+const DRIFT: &str = "mcp_agents_and_bare_error";
+
+#[test]
+fn an_error_without_severity_keeps_a_full_gemini_stream_gemini() {
+    let evs = run(DRIFT);
+    let frames = common::input_frames(&fixture("gemini", DRIFT));
+    let (n, bare) =
+        frames.iter().find(|(_, v)| v["type"] == "error" && v.get("severity").is_none()).expect("fixture line");
+    let d = at_line(&evs, *n);
+    assert_eq!(d.len(), 1);
+    assert_eq!((d[0]["type"].as_str(), d[0]["level"].as_str()), (Some("diagnostic"), Some("error")));
+    assert_eq!(d[0]["message"], bare["message"]);
+    // Every event of the stream, the lines after the bare error included, stays gemini.
+    for e in &evs {
+        if !matches!(ty(e), "run_started" | "run_ended") {
+            assert_eq!(e["dialect"], "gemini", "{e}");
+        }
+    }
+    let out = common::bin().arg("detect").arg(fixture("gemini", DRIFT)).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("gemini\t"));
+}
+
+#[test]
+fn mcp_tools_are_kind_mcp_and_invoke_agent_is_a_task() {
+    let evs = run(DRIFT);
+    let starts = of_type(&evs, "tool_started");
+    let by_name = |n: &str| *starts.iter().find(|e| e["name"] == n).unwrap_or_else(|| panic!("{n}"));
+    let mcp = by_name("mcp_github_search_issues");
+    assert_eq!((mcp["kind"].as_str(), mcp["summary"].as_str()), (Some("mcp"), Some("github/search_issues")));
+    assert_eq!(by_name("read_mcp_resource")["kind"], "mcp");
+    let agent = by_name("invoke_agent");
+    assert_eq!((agent["kind"].as_str(), agent["summary"].as_str()), (Some("task"), Some("codebase_investigator")));
+    // The completions carry the same kinds, and the failed resource read keeps its error.
+    let failed: Vec<&Value> = of_type(&evs, "tool_completed").into_iter().filter(|e| e["ok"] == false).collect();
+    assert_eq!(failed.len(), 1);
+    assert_eq!(failed[0]["kind"], "mcp");
+    assert!(failed[0]["error"].as_str().unwrap().starts_with("resource not found"));
+}
+
+#[test]
+fn a_result_error_without_an_error_object_takes_the_turns_last_error_frame() {
+    let evs = run(DRIFT);
+    let frames = common::input_frames(&fixture("gemini", DRIFT));
+    let (n, _) = frames.iter().find(|(_, v)| v["type"] == "result" && v["status"] == "error").expect("fixture line");
+    assert!(frames.iter().any(|(l, v)| l == n && v.get("error").is_none()));
+    // The last `error` frame of level error before it, after the turn before ended.
+    let (_, last) = frames.iter().rfind(|(l, v)| l < n && v["type"] == "error" && v["severity"] == "error").unwrap();
+    let tf = at_line(&evs, *n).into_iter().find(|e| e["type"] == "turn_failed").unwrap();
+    assert_eq!(tf["error"], last["message"]);
+    assert_eq!(tf["kind"], "usage_limit");
+    // An error frame of an earlier, completed turn is not taken.
+    let lines = [
+        r#"{"type":"init","timestamp":"2026-11-29T08:30:00.000Z","session_id":"s-1","model":"gemini-3-pro-preview"}"#,
+        r#"{"type":"error","timestamp":"2026-11-29T08:30:01.000Z","severity":"error","message":"first turn trouble"}"#,
+        r#"{"type":"result","timestamp":"2026-11-29T08:30:02.000Z","status":"success","stats":{}}"#,
+        r#"{"type":"result","timestamp":"2026-11-29T08:30:03.000Z","status":"error","stats":{}}"#,
+    ];
+    let evs = run_stdin(&[], &lines.join("\n"));
+    assert_eq!(of_type(&evs, "turn_failed")[0]["error"], "turn failed");
+}

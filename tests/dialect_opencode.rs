@@ -205,3 +205,56 @@ fn trap_corpus_turn_sums() {
     );
     assert_eq!(evs[1]["at"], "2025-12-29T19:20:59.338Z");
 }
+
+// ------------------------------------------------------------------------------------------------
+// A provider's call ids reused within a stream (issue 12 drift): `reused_call_id.jsonl`.
+// ------------------------------------------------------------------------------------------------
+
+#[test]
+fn a_call_failing_under_a_reused_call_id_keeps_its_error() {
+    let name = "reused_call_id";
+    let evs = run(name);
+    let frames = common::input_frames(&fixture("opencode", name));
+    let calls: Vec<&(u64, Value)> = frames.iter().filter(|(_, v)| v["type"] == "tool_use").collect();
+    assert_eq!(calls.len(), 2);
+    let (first, second) = (&calls[0].1["part"], &calls[1].1["part"]);
+    assert_eq!(first["callID"], second["callID"], "the fixture reuses the callID");
+    assert_ne!(first["id"], second["id"]);
+    // The first use keeps the callID, the second is keyed by its own part id and keeps its error.
+    let done = of_type(&evs, "tool_completed");
+    assert_eq!(done.len(), 2, "{done:?}");
+    assert_eq!(done[0]["tool_id"], first["callID"]);
+    assert_eq!(done[1]["tool_id"], second["id"]);
+    assert_eq!(done[1]["ok"], false);
+    assert_eq!(done[1]["error"], second["state"]["error"]);
+    let starts = of_type(&evs, "tool_started");
+    assert_eq!(starts.len(), 2);
+    assert_eq!((starts[1]["tool_id"].clone(), starts[1]["line"].as_u64()), (second["id"].clone(), Some(calls[1].0)));
+    assert!(starts[1].get("synthetic").is_none());
+}
+
+#[test]
+fn the_same_part_printed_twice_is_still_one_call() {
+    let line = r#"{"type":"tool_use","timestamp":1796000000000,"sessionID":"ses_1","part":{"id":"prt_1","sessionID":"ses_1","messageID":"msg_1","type":"tool","callID":"call_0","tool":"bash","state":{"status":"completed","input":{"command":"ls"},"output":"a","metadata":{"exit":0},"time":{"start":1,"end":2}}}}"#;
+    let evs = common::run_stdin(&[], &format!("{line}\n{line}\n"));
+    assert_eq!(of_type(&evs, "tool_completed").len(), 1, "{evs:?}");
+    assert_eq!(of_type(&evs, "tool_started").len(), 1);
+}
+
+#[test]
+fn auto_rejected_permissions_are_one_warning() {
+    let evs = run("reused_call_id");
+    let frames = input_frames("reused_call_id");
+    let done = frames.iter().find(|v| v["type"] == "done").unwrap();
+    let mut names: Vec<String> =
+        done["rejected"].as_array().unwrap().iter().map(|r| r.as_str().unwrap().to_owned()).collect();
+    names.sort();
+    let d = of_type(&evs, "diagnostic");
+    assert_eq!(d.len(), 1);
+    assert_eq!(
+        (d[0]["level"].as_str(), d[0]["code"].as_str()),
+        (Some("warning"), Some("opencode.permission.rejected"))
+    );
+    assert_eq!(d[0]["plugins"], json!(names));
+    assert_eq!(d[0]["dedupe_key"], format!("opencode.permission.rejected|{}", names.join("|")));
+}

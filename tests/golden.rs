@@ -305,7 +305,8 @@ fn assistant_text_of_input(dialect: &str, fixture: &Path) -> String {
     let mut s = String::new();
     for (_, f) in input_frames(fixture) {
         match dialect {
-            "claude" if f["type"] == "assistant" => {
+            // A synthetic API-error message is the CLI's error sentence, a diagnostic.
+            "claude" if f["type"] == "assistant" && f["is_api_error_message"] != true => {
                 for b in f["message"]["content"].as_array().into_iter().flatten() {
                     if b["type"] == "text" {
                         s += b["text"].as_str().unwrap_or("");
@@ -543,7 +544,11 @@ fn trap_no_partial_messages_usage_once_at_first_line_without_output() {
         assert!(u["usage"].get("output").is_none(), "the snapshot output count is not final: {u}");
     }
     let u = usage_for(&evs, "msg_01NpA7tRkq2VfWc9Lx3Hy5Ed");
-    assert_eq!(u["usage"], serde_json::json!({"input": 3, "cache_read": 18800, "cache_write": 4120, "context": 22923}));
+    // cache_write_1h: the fixture writes the whole 4120 to the 1-hour cache (an extension).
+    assert_eq!(
+        u["usage"],
+        serde_json::json!({"input": 3, "cache_read": 18800, "cache_write": 4120, "context": 22923, "cache_write_1h": 4120})
+    );
 }
 
 #[test]
@@ -730,8 +735,14 @@ fn trap_result_success_with_is_error_is_a_failure() {
     assert_eq!(tf[0]["error"], "Failed to authenticate. API Error: 401 Invalid bearer token.");
     // The <synthetic> message is no model request: no usage event at all in this stream.
     assert!(of_type(&evs, "usage").is_empty());
+    // The synthetic API-error message (line 6) is an error diagnostic, not assistant text.
+    let mut d = of_type(&evs, "diagnostic");
+    let api_error = d.pop().unwrap();
+    assert_eq!((line(api_error), api_error["level"].as_str()), (Some(6), Some("error")));
+    assert_eq!(api_error["code"], "claude.api_error.authentication_failed");
+    assert_eq!(api_error["message"], tf[0]["error"]);
+    assert!(of_type(&evs, "output_delta").is_empty());
     // api_retry → one warning diagnostic per line.
-    let d = of_type(&evs, "diagnostic");
     assert_eq!(d.iter().map(|e| line(e).unwrap()).collect::<Vec<_>>(), [2, 3, 4]);
     for e in &d {
         assert_eq!(e["level"], "warning");
@@ -971,11 +982,13 @@ fn trap_codex_mcp_and_web_search() {
     assert_eq!(types_at(&evs, 7), ["tool_started", "tool_completed"]);
     assert_eq!(at_line(&evs, 7)[0]["kind"], "web_search");
     assert_eq!(at_line(&evs, 7)[0]["input"], serde_json::json!({"query": "cfgkit parse_config toml example"}));
-    // Duplicate "id" key: the last one wins, in the start and the completion alike.
-    assert_eq!(types_at(&evs, 8), ["tool_started"]);
-    assert_eq!(at_line(&evs, 8)[0]["tool_id"], "ws_0b7e41c2");
-    assert_eq!(types_at(&evs, 9), ["tool_completed"]);
+    // A start with `query: ""` (Codex ≥ 0.153) is a heartbeat: the search starts at its
+    // completion, with the query. Duplicate "id" key: the last one wins, in both.
+    assert_eq!(types_at(&evs, 8), ["heartbeat"]);
+    assert_eq!(types_at(&evs, 9), ["tool_started", "tool_completed"]);
     assert_eq!(at_line(&evs, 9)[0]["tool_id"], "ws_0b7e41c2");
+    assert_eq!(at_line(&evs, 9)[0]["summary"], "cfgkit 2.0 release notes");
+    assert_eq!(at_line(&evs, 9)[1]["tool_id"], "ws_0b7e41c2");
 }
 
 #[test]

@@ -382,14 +382,8 @@ fn wrong_types(v: &Value, key: &str, deep: bool) -> Value {
 
 #[test]
 fn frames_with_every_field_of_the_wrong_type_in_every_dialect() {
-    let mut dialects: Vec<String> = std::fs::read_dir(common::root().join("fixtures"))
-        .unwrap()
-        .map(|e| e.unwrap())
-        // `fixtures/README.md` (provenance) sits beside the dialect folders.
-        .filter(|e| e.path().is_dir())
-        .map(|e| e.file_name().into_string().unwrap())
-        .collect();
-    dialects.sort();
+    // The dialect folders (`fixtures/README.md` sits beside them).
+    let dialects = common::all_dialects();
     assert!(dialects.len() >= 8);
     for d in &dialects {
         let mut input = String::new();
@@ -793,4 +787,670 @@ fn the_pretty_view_neutralises_every_escape_payload_plain_and_coloured() {
             assert!(shown.contains("✗ Run"), "{name}: the failed call is shown\n{shown}");
         }
     }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Issue 14: nothing lost, nothing let in
+// ------------------------------------------------------------------------------------------------
+
+/// Runs `script` in bash with `$BIN` the built binary and the crate root as working directory.
+fn sh(script: &str) -> std::process::Output {
+    std::process::Command::new("bash")
+        .arg("-c")
+        .arg(script)
+        .env("BIN", env!("CARGO_BIN_EXE_agentnorm"))
+        .current_dir(common::root())
+        .stdin(Stdio::null())
+        .output()
+        .expect("running bash")
+}
+
+fn stderr_of(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn a_closed_stdout_is_an_error_exit_that_names_stdout() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let f = dir.path().join("s.jsonl");
+    std::fs::write(&f, CODEX_OK).expect("write");
+    let f = f.display();
+    for cmd in [
+        format!("\"$BIN\" {f}"),
+        format!("\"$BIN\" --format pretty {f}"),
+        format!("\"$BIN\" --format html {f}"),
+        format!("\"$BIN\" usage {f}"),
+        format!("\"$BIN\" detect {f}"),
+        "\"$BIN\" --help".to_owned(),
+    ] {
+        let out = sh(&format!("{cmd} >&-"));
+        assert_eq!(out.status.code(), Some(2), "{cmd} >&-: {}", stderr_of(&out));
+        assert!(stderr_of(&out).contains("stdout"), "{cmd} >&-: {}", stderr_of(&out));
+    }
+}
+
+#[test]
+fn a_full_stdout_is_an_error_exit_that_names_stdout_and_a_broken_pipe_is_not() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let f = dir.path().join("s.jsonl");
+    std::fs::write(&f, CODEX_OK).expect("write");
+    let f = f.display();
+    for cmd in [
+        format!("\"$BIN\" {f}"),
+        format!("\"$BIN\" --format pretty {f}"),
+        format!("\"$BIN\" --format html {f}"),
+        format!("\"$BIN\" usage {f}"),
+        format!("\"$BIN\" detect {f}"),
+        "\"$BIN\" --help".to_owned(),
+        "\"$BIN\" --version".to_owned(),
+        "\"$BIN\" schema".to_owned(),
+    ] {
+        let out = sh(&format!("{cmd} > /dev/full"));
+        assert_eq!(out.status.code(), Some(2), "{cmd} > /dev/full: {}", stderr_of(&out));
+        assert!(stderr_of(&out).contains("writing stdout"), "{cmd}: {}", stderr_of(&out));
+        // The reader going away is not an error.
+        let out = sh(&format!("set -o pipefail; {cmd} | head -c1 >/dev/null; echo \"${{PIPESTATUS[0]}}\""));
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "0", "{cmd} | head: {}", stderr_of(&out));
+    }
+}
+
+#[test]
+fn usage_sums_saturate_instead_of_wrapping() {
+    let max = u64::MAX - 615;
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (i, out) in [(1, max), (2, 1)] {
+        let text = format!(
+            "{{\"type\":\"thread.started\",\"thread_id\":\"t{i}\"}}\n{{\"type\":\"turn.started\"}}\n{{\"type\":\"turn.completed\",\"usage\":{{\"input_tokens\":{max},\"output_tokens\":{out}}}}}\n"
+        );
+        std::fs::write(dir.path().join(format!("{i}.jsonl")), text).expect("write");
+    }
+    let out = bin().args(["usage", "--json"]).arg(dir.path()).output().expect("run");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let rows = parse(&out.stdout);
+    let totals = rows.iter().find(|r| r["totals"] == true).expect("totals row");
+    assert_eq!(totals["input"].as_u64(), Some(u64::MAX), "{totals}");
+    assert_eq!(totals["total"].as_u64(), Some(u64::MAX), "{totals}");
+    let one = rows.iter().find(|r| r["session_id"] == "t1").expect("t1");
+    assert_eq!(one["total"].as_u64(), Some(u64::MAX), "{one}");
+}
+
+#[test]
+fn usage_csv_cells_cannot_start_a_formula() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut ids = Vec::new();
+    for (i, lead) in ["=", "+", "-", "@", "\t", "\r"].iter().enumerate() {
+        let id = format!("{lead}HYPERLINK(\"http://x.example\",\"y\"){i}");
+        let text = format!(
+            "{}\n{{\"type\":\"turn.started\"}}\n{{\"type\":\"turn.completed\",\"usage\":{{\"input_tokens\":1,\"output_tokens\":1}}}}\n",
+            json!({"type":"thread.started","thread_id":id})
+        );
+        std::fs::write(dir.path().join(format!("{i}.jsonl")), text).expect("write");
+        ids.push(id);
+    }
+    let out = bin().args(["usage", "--csv"]).arg(dir.path()).output().expect("run");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let text = String::from_utf8(out.stdout).expect("UTF-8");
+    // Read back as RFC 4180: each first cell of a data row starts with `'` and then the id.
+    let mut rows = Vec::new();
+    let (mut cell, mut row, mut quoted, mut chars) = (String::new(), Vec::new(), false, text.chars().peekable());
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                chars.next();
+                cell.push('"');
+            }
+            ('"', _) => quoted = !quoted,
+            (',', false) => row.push(std::mem::take(&mut cell)),
+            ('\n', false) => {
+                row.push(std::mem::take(&mut cell));
+                rows.push(std::mem::take(&mut row));
+            }
+            (c, _) => cell.push(c),
+        }
+    }
+    let firsts: Vec<&String> = rows.iter().skip(1).map(|r| &r[0]).filter(|c| !c.is_empty()).collect();
+    assert_eq!(firsts.len(), ids.len(), "{text}");
+    for id in &ids {
+        assert!(firsts.contains(&&format!("'{id}")), "{id:?} not guarded in {text}");
+    }
+    for c in firsts {
+        assert!(!c.starts_with(['=', '+', '-', '@', '\t', '\r']), "{c:?}");
+    }
+}
+
+#[test]
+fn only_takes_spaces_offers_event_types_to_completion_and_refuses_a_type_also_excluded() {
+    let out = run_raw(&["--no-observed-at", "--only", "turn_started, turn_completed"], CODEX_OK.as_bytes());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let types: Vec<String> = parse(&out.stdout).iter().map(|e| ty(e).to_owned()).collect();
+    assert_eq!(types, ["turn_started", "turn_completed"]);
+    let out = run_raw(&["--only", "usage", "--exclude", "usage"], CODEX_OK.as_bytes());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr_of(&out).contains("usage"), "{}", stderr_of(&out));
+    assert!(out.stdout.is_empty());
+    let out = run_raw(&["--only", "turn_started, nope"], CODEX_OK.as_bytes());
+    assert_eq!(out.status.code(), Some(2));
+    for shell in ["bash", "fish", "zsh"] {
+        let out = bin().args(["completions", shell]).output().expect("run");
+        let script = String::from_utf8_lossy(&out.stdout);
+        for t in ["tool_started", "run_ended", "output_delta"] {
+            assert!(script.contains(t), "{shell} completion does not offer {t}");
+        }
+    }
+}
+
+#[test]
+fn max_line_bytes_does_not_count_the_cr_of_a_crlf() {
+    let line = r#"{"type":"turn.started"}"#;
+    let input = format!("{line}\r\n{line}\r\n");
+    let n = line.len().to_string();
+    let evs = run_ok(&["--max-line-bytes", &n], input.as_bytes());
+    assert_eq!(of_type(&evs, "turn_started").len(), 2, "{evs:?}");
+    assert!(of_type(&evs, "unknown").is_empty(), "{evs:?}");
+    // One byte of content more is over.
+    let input = format!("{line} \r\n");
+    let evs = run_ok(&["--max-line-bytes", &n], input.as_bytes());
+    assert_eq!(of_type(&evs, "unknown")[0]["reason"], "line_too_long");
+}
+
+#[test]
+fn a_folder_walk_reads_names_that_are_not_utf8_and_escapes_names_in_detect_and_stderr() {
+    use std::os::unix::ffi::OsStrExt as _;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let names: [&[u8]; 4] =
+        [b"a\xff\xfe.jsonl", b"b\x1b]0;pwned\x07.jsonl", b"c\xe2\x80\xaeldo.jsonl", b"d\nfake\tline.jsonl"];
+    for n in names {
+        std::fs::write(dir.path().join(std::ffi::OsStr::from_bytes(n)), CODEX_OK).expect("write");
+    }
+    let out = bin().arg("--no-observed-at").arg(dir.path()).output().expect("run");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    assert_eq!(of_type(&parse(&out.stdout), "run_started").len(), 4, "every file read");
+
+    let out = bin().arg("detect").arg(dir.path()).output().expect("run");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let text = String::from_utf8(out.stdout).expect("UTF-8");
+    assert_eq!(text.lines().count(), 4, "one line per file: {text:?}");
+    assert!(!text.chars().any(|c| !matches!(c, '\n' | '\t') && agentnorm::sink::safe::is_unsafe(c)), "{text:?}");
+    for shown in ["\\u{1b}]0;pwned\\u{7}", "\\u{202e}", "\\u{a}fake\\u{9}line"] {
+        assert!(text.contains(shown), "{shown} in {text:?}");
+    }
+
+    // A walked file that fails to read: its name on stderr is escaped too.
+    let bad = tempfile::tempdir().expect("tempdir");
+    std::fs::write(bad.path().join(std::ffi::OsStr::from_bytes(b"x\x1b[2J\x07.jsonl.gz")), b"\x1f\x8bnot gzip")
+        .expect("write");
+    let out = bin().arg(bad.path()).output().expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr_of(&out);
+    assert!(!err.contains('\x1b') && !err.contains('\x07'), "{err:?}");
+    assert!(err.contains("x\\u{1b}[2J\\u{7}.jsonl.gz"), "{err:?}");
+}
+
+#[test]
+fn a_folder_without_logs_says_so() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("session.json"), "{}").expect("write");
+    for args in [&[][..], &["usage"], &["detect"]] {
+        let out = bin().args(args).arg(dir.path()).output().expect("run");
+        let err = stderr_of(&out);
+        assert!(err.contains(&format!("no log files found under {}", dir.path().display())), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn impossible_timestamps_become_a_missing_at_never_a_shifted_one() {
+    for bad in ["2025-02-31T00:00:00Z", "2025-09-25T99:99:99Z", "2025-09-25T01:22:20Zjunk", "2025-09-25T01:22:20+02x00"]
+    {
+        let line =
+            json!({"type":"user","message":{"role":"user","content":"hi"},"timestamp":bad,"sessionId":"s","uuid":"u1"});
+        let evs = run_ok(&["--dialect", "claude-transcript"], format!("{line}\n").as_bytes());
+        let msg = &of_type(&evs, "user_message")[0];
+        assert!(msg.get("at").is_none(), "{bad} became at {}", msg["at"]);
+    }
+    let line = json!({"type":"user","message":{"role":"user","content":"hi"},"timestamp":"2024-02-29T23:59:59.5+01:00","sessionId":"s","uuid":"u1"});
+    let evs = run_ok(&["--dialect", "claude-transcript"], format!("{line}\n").as_bytes());
+    assert_eq!(of_type(&evs, "user_message")[0]["at"], "2024-02-29T22:59:59.500Z");
+}
+
+#[test]
+fn bad_since_and_until_are_exit_2_and_so_is_since_after_until() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let f = dir.path().join("s.jsonl");
+    std::fs::write(&f, CODEX_OK).expect("write");
+    for args in [
+        &["--until", "2026-02-30"][..],
+        &["--since", "2026-01-01T99:00:00Z"],
+        &["--since", "2026-01-01T00:00:00Zx"],
+        &["--since", "2026-03-01", "--until", "2026-02-01"],
+    ] {
+        let out = bin().arg("usage").args(args).arg(&f).output().expect("run");
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr_of(&out));
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+    let out = bin().args(["usage", "--since", "2026-02-01", "--until", "2026-02-01"]).arg(&f).output().expect("run");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+}
+
+fn codex_session(id: &str, text: &str) -> String {
+    format!(
+        "{}\n{{\"type\":\"turn.started\"}}\n{}\n{{\"type\":\"turn.completed\",\"usage\":{{\"input_tokens\":1,\"output_tokens\":1}}}}\n",
+        json!({"type":"thread.started","thread_id":id}),
+        codex_message("m1", text)
+    )
+}
+
+#[test]
+fn html_interrupted_writes_the_page_of_what_was_read() {
+    let mut child = bin()
+        .args(["--format", "html", "--no-observed-at"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let first = codex_session("s-read", "the words read before ctrl-c");
+    stdin.write_all(first.as_bytes()).expect("write");
+    stdin.flush().expect("flush");
+    std::thread::sleep(Duration::from_millis(800));
+    sigint(&child);
+    // The pipe stays open: the reader is blocked in a read when SIGINT comes.
+    let out = child.wait_with_output().expect("wait");
+    drop(stdin);
+    assert_eq!(out.status.code(), Some(130), "{}", stderr_of(&out));
+    let page = String::from_utf8(out.stdout).expect("UTF-8");
+    assert!(page.contains("</html>"), "a whole page: {} bytes", page.len());
+    assert!(page.contains("the words read before ctrl-c"), "what was read is on the page");
+}
+
+#[test]
+fn output_dir_writes_every_page_when_the_reader_of_the_paths_goes_away() {
+    let inputs = tempfile::tempdir().expect("tempdir");
+    for i in 0..40 {
+        std::fs::write(inputs.path().join(format!("{i:02}.jsonl")), codex_session(&format!("s{i:02}"), "hi"))
+            .expect("write");
+    }
+    let pages = tempfile::tempdir().expect("tempdir");
+    let out = sh(&format!(
+        "\"$BIN\" --format html --output-dir {} {} | head -1; echo \"exit=${{PIPESTATUS[0]}}\"",
+        pages.path().display(),
+        inputs.path().display()
+    ));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("exit=0"), "{text} {}", stderr_of(&out));
+    let written = std::fs::read_dir(pages.path()).expect("read_dir").count();
+    assert_eq!(written, 40, "every page written: {text}");
+}
+
+#[test]
+fn output_dir_does_not_write_through_planted_symlinks() {
+    let outside = tempfile::tempdir().expect("tempdir");
+    let victim = outside.path().join("victim.txt");
+    std::fs::write(&victim, "precious").expect("write");
+    let dangling = outside.path().join("created-outside.txt");
+    let pages = tempfile::tempdir().expect("tempdir");
+    std::os::unix::fs::symlink(&victim, pages.path().join("s-a.html")).expect("symlink");
+    std::os::unix::fs::symlink(&dangling, pages.path().join("s-b.html")).expect("symlink");
+    let input = codex_session("s-a", "page a") + &codex_session("s-b", "page b");
+    let out = bin()
+        .args(["--format", "html", "--no-observed-at", "--output-dir"])
+        .arg(pages.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            c.stdin.take().expect("stdin").write_all(input.as_bytes())?;
+            c.wait_with_output()
+        })
+        .expect("run");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    assert_eq!(std::fs::read_to_string(&victim).expect("victim"), "precious", "the link's target is untouched");
+    assert!(!dangling.exists(), "nothing created outside DIR through a dangling link");
+    for (name, text) in [("s-a.html", "page a"), ("s-b.html", "page b")] {
+        let p = pages.path().join(name);
+        let meta = std::fs::symlink_metadata(&p).expect("page");
+        assert!(meta.file_type().is_file(), "{name} is a file of its own, the link replaced");
+        assert!(std::fs::read_to_string(&p).expect("page").contains(text));
+    }
+    let names: Vec<String> = std::fs::read_dir(pages.path())
+        .expect("dir")
+        .map(|e| e.expect("e").file_name().to_string_lossy().into())
+        .collect();
+    assert_eq!(names.len(), 2, "no temporary file left: {names:?}");
+}
+
+#[test]
+fn a_file_truncated_while_it_is_read_on_all_cores_ends_no_run() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("live.jsonl");
+    let block = CODEX_OK.repeat(2000);
+    let mut text = String::with_capacity(48 << 20);
+    while text.len() < 40 << 20 {
+        text.push_str(&block);
+    }
+    std::fs::write(&path, &text).expect("write");
+    for truncate_to in [0u64, 1 << 20] {
+        std::fs::write(&path, &text).expect("write");
+        let mut child = bin()
+            .args(["-j", "2", "--no-observed-at"])
+            .arg(&path)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        let mut stdout = child.stdout.take().expect("stdout");
+        let mut head = vec![0u8; 64 << 10];
+        stdout.read_exact(&mut head).expect("the first output");
+        // A writer truncates it (held, if need be, until agentnorm has let go of the mapping).
+        std::fs::OpenOptions::new().write(true).open(&path).and_then(|f| f.set_len(truncate_to)).expect("truncate");
+        let mut rest = Vec::new();
+        stdout.read_to_end(&mut rest).expect("read");
+        let status = child.wait().expect("wait");
+        use std::os::unix::process::ExitStatusExt as _;
+        assert_eq!(status.signal(), None, "ended by a signal (truncated to {truncate_to})");
+        assert_eq!(status.code(), Some(0), "truncated to {truncate_to}");
+        head.extend_from_slice(&rest);
+        let evs = parse(&head);
+        assert_eq!(ty(evs.last().expect("events")), "run_ended", "the run ends with run_ended");
+    }
+}
+
+#[test]
+fn a_filter_leaving_out_run_ended_does_not_starve_the_pretty_view() {
+    let pretty = |args: &[&str], f: &std::path::Path| {
+        let out = bin()
+            .args(["--format", "pretty", "--color", "never"])
+            .args(args)
+            .arg(f)
+            .env("COLUMNS", "100")
+            .output()
+            .expect("run");
+        assert_eq!(out.status.code(), Some(0), "{}: {}", f.display(), stderr_of(&out));
+        String::from_utf8(out.stdout).expect("UTF-8")
+    };
+    let mut with_text = 0;
+    for f in common::all_fixtures() {
+        let whole = pretty(&[], &f);
+        assert_eq!(pretty(&["--exclude", "run_ended"], &f), whole, "{}: --exclude run_ended", f.display());
+        assert_eq!(pretty(&["--exclude", "run_started,run_ended"], &f), whole, "{}", f.display());
+        let text = output_text(&common::run_path(&f));
+        let only = pretty(&["--only", "output_delta"], &f);
+        assert_eq!(only, pretty(&["--only", "output_delta,run_ended"], &f), "{}: --only output_delta", f.display());
+        if let Some(word) =
+            text.split_whitespace().rfind(|w| (4..30).contains(&w.len()) && w.chars().all(char::is_alphanumeric))
+        {
+            with_text += 1;
+            assert!(only.contains(word), "{}: the last words of the text ({word}) are shown\n{only}", f.display());
+        }
+    }
+    assert!(with_text > 10, "fixtures with text: {with_text}");
+}
+
+#[test]
+fn a_slash_command_in_a_transcript_is_the_users_turn_in_the_views() {
+    let lines = [
+        json!({"type":"user","sessionId":"s1","uuid":"u1","parentUuid":null,"isSidechain":false,"timestamp":"2026-03-01T09:00:00.000Z","message":{"role":"user","content":"<command-message>orchestrator is running…</command-message>\n<command-name>/orchestrator</command-name>\n<command-args>build a TODO app</command-args>"}}),
+        json!({"type":"user","sessionId":"s1","uuid":"u2","parentUuid":"u1","isSidechain":false,"isMeta":true,"timestamp":"2026-03-01T09:00:00.100Z","message":{"role":"user","content":[{"type":"text","text":"Split complex tasks into subtasks."}]}}),
+        json!({"type":"assistant","sessionId":"s1","uuid":"a1","parentUuid":"u2","isSidechain":false,"timestamp":"2026-03-01T09:00:03.000Z","message":{"id":"msg_1","role":"assistant","model":"claude-sonnet-5","content":[{"type":"text","text":"Here is the plan."}],"usage":{"input_tokens":5,"output_tokens":7}}}),
+        json!({"type":"user","sessionId":"s1","uuid":"u3","parentUuid":"a1","isSidechain":false,"timestamp":"2026-03-01T09:01:00.000Z","message":{"role":"user","content":"<command-name>/clear</command-name>\n            <command-message>clear</command-message>\n            <command-args></command-args>"}}),
+    ];
+    let input: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let evs = run_ok(&[], input.as_bytes());
+    let prompts: Vec<&str> = of_type(&evs, "user_message").iter().map(|e| e["text"].as_str().unwrap_or("")).collect();
+    assert_eq!(prompts, ["/orchestrator build a TODO app", "/clear"]);
+    let out = run_raw(&["--format", "pretty", "--color", "never"], input.as_bytes());
+    let view = String::from_utf8(out.stdout).expect("UTF-8");
+    let (q, a) = (view.find("› /orchestrator build a TODO app"), view.find("Here is the plan."));
+    assert!(q.is_some() && q < a, "the question opens the turn:\n{view}");
+    let out = run_raw(&["--format", "html", "--no-observed-at"], input.as_bytes());
+    let page = String::from_utf8(out.stdout).expect("UTF-8");
+    assert!(page.contains("/orchestrator build a TODO app"), "the page shows the question");
+}
+
+#[test]
+fn redact_masks_a_secret_split_over_two_text_blocks_in_raw_lines_too() {
+    let line = json!({"type":"assistant","message":{"id":"m1","model":"claude-sonnet-5","role":"assistant","content":[{"type":"text","text":"the key is sk-ant-api03-"},{"type":"text","text":"Zx9Kq2Lm8Np4Rs6Tu1Vw3Xy5 ok"}]},"session_id":"s"});
+    let out = run_raw(&["--no-observed-at", "--redact", "--raw"], format!("{line}\n").as_bytes());
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).expect("UTF-8");
+    for half in ["api03", "Zx9Kq2Lm8Np4"] {
+        assert!(!text.contains(half), "{half} leaked:\n{text}");
+    }
+    assert!(text.contains(" ok"), "the words after the secret stay");
+    assert_output_is_safe(text.as_bytes());
+}
+
+#[test]
+fn redact_masks_authorization_given_as_a_json_object_and_credentials_in_urls() {
+    let line = json!({"type":"assistant","message":{"id":"m2","model":"claude-sonnet-5","role":"assistant","content":[
+        {"type":"tool_use","id":"t1","name":"WebFetch","input":{"url":"https://api.example.com","headers":{"Authorization":"Bearer abcDEF123456789xyz","X-Api-Key":"k3y-0123456789abcdef"}}},
+        {"type":"tool_use","id":"t2","name":"Bash","input":{"command":"psql postgres://admin:Pa55word@db.internal:5432/app; curl https://bob:${PASS}@x.example/a"}}]},"session_id":"s"});
+    let out = run_raw(&["--no-observed-at", "--redact", "--raw"], format!("{line}\n").as_bytes());
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).expect("UTF-8");
+    for secret in ["abcDEF123456789xyz", "k3y-0123456789abcdef", "Pa55word"] {
+        assert!(!text.contains(secret), "{secret} leaked:\n{text}");
+    }
+    for kept in
+        ["Bearer [REDACTED:authorization]", "postgres://admin:[REDACTED:password]@db.internal", "bob:${PASS}@x.example"]
+    {
+        assert!(text.contains(kept), "{kept} not in:\n{text}");
+    }
+    assert_output_is_safe(text.as_bytes());
+}
+
+#[test]
+fn follow_reads_a_fifo_as_a_stream() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let fifo = dir.path().join("live.jsonl");
+    let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).expect("path");
+    // SAFETY: mkfifo(3) on a NUL-terminated path in a fresh temporary folder.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
+    let child = bin()
+        .args(["--follow", "--no-observed-at"])
+        .arg(&fifo)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&fifo)
+        .and_then(|mut w| w.write_all(CODEX_OK.as_bytes()))
+        .expect("write");
+    let out = child.wait_with_output().expect("wait");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    assert!(!stderr_of(&out).contains("Illegal seek"), "{}", stderr_of(&out));
+    let evs = parse(&out.stdout);
+    assert_eq!(run_ended(&evs)["lines"], 4);
+}
+
+#[test]
+fn follow_after_truncation_starts_a_new_run_counting_lines_from_1_and_says_so() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("live.jsonl");
+    std::fs::write(&path, CODEX_OK).expect("write");
+    let mut child = bin()
+        .args(["--follow", "--no-observed-at"])
+        .arg(&path)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let rx = stdout_lines(&mut child);
+    wait_for(&rx, "turn_completed");
+    std::fs::write(&path, codex_message("m9", "after the truncation") + "\n").expect("truncate and write");
+    let got = wait_for(&rx, "after the truncation");
+    let types: Vec<String> =
+        got.iter().map(|l| ty(&serde_json::from_str::<Value>(l).expect("JSON")).to_owned()).collect();
+    assert!(types.contains(&"run_ended".to_owned()) && types.contains(&"run_started".to_owned()), "{got:?}");
+    let last: Value = serde_json::from_str(got.last().expect("line")).expect("JSON");
+    assert_eq!(last["line"], 1, "the new run counts from 1: {last}");
+    sigint(&child);
+    let out = child.wait_with_output().expect("wait");
+    assert_eq!(out.status.code(), Some(130));
+    assert!(stderr_of(&out).contains("truncated"), "{}", stderr_of(&out));
+}
+
+fn pretty_at(columns: &str, args: &[&str], input: &[u8]) -> String {
+    let mut child = bin()
+        .args(["--format", "pretty", "--color", "never"])
+        .args(args)
+        .env("COLUMNS", columns)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    child.stdin.take().expect("stdin").write_all(input).expect("write");
+    String::from_utf8(child.wait_with_output().expect("wait").stdout).expect("UTF-8")
+}
+
+#[test]
+fn the_pretty_path_header_wraps_between_components_never_inside_a_name() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let deep = dir.path().join("a-rather-long-folder-name-for-logs").join("and-another-level-deeper");
+    std::fs::create_dir_all(&deep).expect("mkdir");
+    let f = deep.join("session-with-a-long-name.jsonl");
+    std::fs::write(&f, CODEX_OK).expect("write");
+    let out =
+        bin().args(["--format", "pretty", "--color", "never"]).arg(&f).env("COLUMNS", "50").output().expect("run");
+    let text = String::from_utf8(out.stdout).expect("UTF-8");
+    let header: Vec<&str> = text.lines().take_while(|l| !l.starts_with('●')).collect();
+    assert!(header.len() > 1, "the header wraps at 50 columns: {text}");
+    for row in &header[..header.len() - 1] {
+        assert!(row.ends_with('/'), "a row of the header ends at a `/`: {row:?}\n{text}");
+    }
+    assert_eq!(header.concat(), format!("── {}", f.display()), "nothing lost");
+}
+
+#[test]
+fn a_long_command_keeps_its_outcome_and_duration_in_pretty_and_html_alike() {
+    let cmd = format!("cargo test --workspace --all-features --no-fail-fast -- {}", "--nocapture ".repeat(8));
+    let input = [
+        json!({"type":"assistant","message":{"id":"m1","model":"claude-sonnet-5","role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":cmd}}]},"session_id":"s","uuid":"a1","timestamp":"2026-03-01T09:00:00.000Z","sessionId":"s","parentUuid":null,"isSidechain":false}),
+        json!({"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"boom","is_error":true}]},"uuid":"u1","timestamp":"2026-03-01T09:00:02.500Z","sessionId":"s","parentUuid":"a1","isSidechain":false}),
+    ]
+    .iter()
+    .map(|l| format!("{l}\n"))
+    .collect::<String>();
+    let view = pretty_at("70", &[], input.as_bytes());
+    let row = view.lines().find(|l| l.contains("cargo test")).unwrap_or_else(|| panic!("no call row:\n{view}"));
+    assert!(row.ends_with("· 2.5s"), "the duration stays at the end of a cut command: {row:?}");
+    assert!(row.contains('…'), "the command is cut: {row:?}");
+    let out = run_raw(&["--format", "html", "--no-observed-at"], input.as_bytes());
+    let page = String::from_utf8(out.stdout).expect("UTF-8");
+    assert!(page.contains("<span class=\"dur\">2.5s</span>"), "the page says the same duration");
+    assert!(!page.contains(">0ms<"), "no 0ms on the page");
+}
+
+#[test]
+fn the_cut_short_footer_says_which_cause() {
+    let open = "{\"type\":\"thread.started\",\"thread_id\":\"t1\"}\n{\"type\":\"turn.started\"}\n";
+    assert!(pretty_at("100", &[], open.as_bytes()).contains("cut short: a turn was still open"));
+    let no_newline = CODEX_OK.trim_end();
+    assert!(pretty_at("100", &[], no_newline.as_bytes()).contains("cut short: its last line had no newline"));
+    assert!(!pretty_at("100", &[], CODEX_OK.as_bytes()).contains("cut short"));
+}
+
+#[test]
+fn raw_on_a_line_of_many_events_keeps_memory_a_small_multiple_of_the_line() {
+    // One 40 KiB line of 1,500 text blocks: 1,500 events, each written with the line again.
+    let blocks: Vec<Value> = (0..1500).map(|i| json!({"type":"text","text":format!("w{i}")})).collect();
+    let line = json!({"type":"assistant","message":{"id":"m1","model":"claude-sonnet-5","role":"assistant","content":blocks},"session_id":"s"}).to_string();
+    let mut child =
+        bin().args(["--no-observed-at", "--raw"]).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().expect("spawn");
+    let mut stdout = child.stdout.take().expect("stdout");
+    let counter = std::thread::spawn(move || {
+        let (mut n, mut buf, mut lines) = (0usize, vec![0u8; 1 << 16], 0usize);
+        loop {
+            match stdout.read(&mut buf) {
+                Ok(0) | Err(_) => return (n, lines),
+                Ok(k) => {
+                    n += k;
+                    lines += buf[..k].iter().filter(|&&b| b == b'\n').count();
+                }
+            }
+        }
+    });
+    let mut stdin = child.stdin.take().expect("stdin");
+    stdin.write_all(format!("{line}\n").as_bytes()).expect("write");
+    stdin.write_all(b"{\"type\":\"thread.started\",\"thread_id\":\"t\"}\n").expect("write");
+    stdin.flush().expect("flush");
+    // Measured while the process is alive (stdin still open, the line done).
+    std::thread::sleep(Duration::from_millis(200));
+    let deadline = std::time::Instant::now() + TIMEOUT;
+    let mut hwm = vm_hwm_kib(child.id());
+    while std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(200));
+        let now = vm_hwm_kib(child.id());
+        if now == hwm {
+            break;
+        }
+        hwm = now;
+    }
+    drop(stdin);
+    assert_eq!(child.wait().expect("wait").code(), Some(0));
+    let (written, lines) = counter.join().expect("counter");
+    assert!(lines >= 1500, "every event written ({lines} lines)");
+    assert!(written > 1500 * line.len(), "each with the raw line ({written} bytes)");
+    // Before: every event held its own copy of the line, and the whole output was gathered
+    // before any of it was written (60+ MiB for this line).
+    assert!(hwm < 24 * 1024, "peak RSS {hwm} KiB for one {} KiB line", line.len() >> 10);
+}
+
+#[test]
+fn output_dir_writes_each_inputs_pages_when_that_input_is_done() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let first = dir.path().join("a.jsonl");
+    std::fs::write(&first, codex_session("s-first", "first input")).expect("write");
+    let fifo = dir.path().join("b.jsonl");
+    let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).expect("path");
+    // SAFETY: mkfifo(3) on a NUL-terminated path in a fresh temporary folder.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
+    let pages = dir.path().join("pages");
+    let mut child = bin()
+        .args(["--format", "html", "--no-observed-at", "--output-dir"])
+        .arg(&pages)
+        .arg(&first)
+        .arg(&fifo)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut writer = std::fs::OpenOptions::new().write(true).open(&fifo).expect("open the FIFO");
+    writer.write_all(codex_session("s-second", "second input").as_bytes()).expect("write");
+    // The second input is still open: the first one's page is there already.
+    let rx = stdout_lines(&mut child);
+    let listed = rx.recv_timeout(TIMEOUT).expect("the first page's path");
+    assert!(listed.ends_with("s-first.html"), "{listed}");
+    assert!(std::fs::read_to_string(&listed).expect("page").contains("first input"));
+    assert!(!pages.join("s-second.html").exists(), "the open input's page waits for its end");
+    drop(writer);
+    let out = child.wait_with_output().expect("wait");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    assert!(std::fs::read_to_string(pages.join("s-second.html")).expect("page").contains("second input"));
+}
+
+#[test]
+fn output_dir_puts_a_session_resumed_in_a_later_file_on_its_one_page() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (a, b, c) = (dir.path().join("1.jsonl"), dir.path().join("2.jsonl"), dir.path().join("3.jsonl"));
+    std::fs::write(&a, codex_session("s-resumed", "before the resume")).expect("write");
+    std::fs::write(&b, codex_session("s-other", "another session")).expect("write");
+    std::fs::write(&c, codex_session("s-resumed", "after the resume")).expect("write");
+    let pages = dir.path().join("pages");
+    let out = bin()
+        .args(["--format", "html", "--no-observed-at", "--output-dir"])
+        .arg(&pages)
+        .args([&a, &b, &c])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let listed = String::from_utf8(out.stdout).expect("UTF-8");
+    assert_eq!(listed.lines().count(), 2, "each page listed once: {listed}");
+    let page = std::fs::read_to_string(pages.join("s-resumed.html")).expect("page");
+    assert_eq!(page.matches("<section class=\"session\"").count(), 2, "both parts on one page");
+    assert!(page.contains("before the resume") && page.contains("after the resume"));
+    assert_eq!(std::fs::read_dir(&pages).expect("dir").count(), 2);
 }

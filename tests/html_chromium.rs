@@ -6,8 +6,9 @@
 //! `UPDATE_GOLDEN=1`.
 //!
 //! Needs the Debian package `chromium` (or `AGENTNORM_CHROMIUM=/path/to/browser`). Without one the
-//! tests pass with a message on stderr, unless `AGENTNORM_REQUIRE_CHROMIUM=1` (CI sets it), where
-//! they fail. Each browser run has a fresh profile, no network use and a timeout.
+//! tests show as ignored, with the reason (the file has its own harness, libtest-mimic, which
+//! can decide that at run time), unless `AGENTNORM_REQUIRE_CHROMIUM=1` (CI sets it), where they
+//! fail. Each browser run has a fresh profile, no network use and a timeout.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -47,25 +48,60 @@ const SCREENSHOT_MAX_BYTES: u64 = 200 << 10;
 /// One browser at a time: the machines are small.
 static BROWSER: Mutex<()> = Mutex::new(());
 
-/// The browser to use, or `None` (with the reason printed) when the test is to be skipped.
-fn chromium() -> Option<PathBuf> {
-    let found = std::env::var_os("AGENTNORM_CHROMIUM").map(PathBuf::from).or_else(|| {
+/// The browser to use, if there is one.
+fn find_chromium() -> Option<PathBuf> {
+    std::env::var_os("AGENTNORM_CHROMIUM").map(PathBuf::from).or_else(|| {
         let path = std::env::var_os("PATH")?;
         std::env::split_paths(&path)
             .flat_map(|d| ["chromium", "chromium-browser", "google-chrome"].map(|n| d.join(n)))
             .find(|p| p.is_file())
-    });
-    if found.is_none() {
-        assert!(
-            std::env::var("AGENTNORM_REQUIRE_CHROMIUM").as_deref() != Ok("1"),
-            "AGENTNORM_REQUIRE_CHROMIUM=1 but no chromium on PATH (apt-get install chromium)"
-        );
+    })
+}
+
+/// The browser the tests run (the harness runs them only when there is one, or when it is
+/// required, where its absence fails them).
+fn chromium() -> PathBuf {
+    find_chromium().expect("AGENTNORM_REQUIRE_CHROMIUM=1 but no chromium on PATH (apt-get install chromium)")
+}
+
+/// The tests of this file: ignored with the reason when there is no browser and none is
+/// required.
+fn main() {
+    let args = libtest_mimic::Arguments::from_args();
+    let required = std::env::var("AGENTNORM_REQUIRE_CHROMIUM").as_deref() == Ok("1");
+    let absent = find_chromium().is_none() && !required;
+    if absent {
         eprintln!(
-            "skipping the Chromium test: no chromium on PATH (Debian: apt-get install chromium; \
+            "ignoring the Chromium tests: no chromium on PATH (Debian: apt-get install chromium; \
              AGENTNORM_REQUIRE_CHROMIUM=1 makes this a failure)"
         );
     }
-    found
+    let tests: [(&str, fn()); 4] = [
+        ("chromium_shows_every_tool_call_of_every_dialect", chromium_shows_every_tool_call_of_every_dialect),
+        ("chromium_runs_nothing_from_agent_text", chromium_runs_nothing_from_agent_text),
+        ("chromium_screenshot_of_a_fixture_session", chromium_screenshot_of_a_fixture_session),
+        (
+            "chromium_page_does_not_scroll_sideways_at_phone_width",
+            chromium_page_does_not_scroll_sideways_at_phone_width,
+        ),
+    ];
+    let trials = tests
+        .into_iter()
+        .map(|(name, f)| {
+            libtest_mimic::Trial::test(name, move || std::panic::catch_unwind(f).map_err(panic_message))
+                .with_ignored_flag(absent)
+        })
+        .collect();
+    libtest_mimic::run(&args, trials).exit();
+}
+
+/// A test's panic as its failure message.
+fn panic_message(p: Box<dyn std::any::Any + Send>) -> libtest_mimic::Failed {
+    p.downcast_ref::<String>()
+        .cloned()
+        .or_else(|| p.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+        .unwrap_or_else(|| "panicked".to_owned())
+        .into()
 }
 
 /// Runs headless Chromium on `page` with `args`, with a fresh profile and a timeout; returns its
@@ -131,9 +167,8 @@ fn dom(browser: &Path, page: &Path) -> String {
     dom
 }
 
-#[test]
 fn chromium_shows_every_tool_call_of_every_dialect() {
-    let Some(browser) = chromium() else { return };
+    let browser = chromium();
     let dir = tempfile::tempdir().unwrap();
     let paths: Vec<PathBuf> = FIXTURES.iter().map(|(d, n)| fixture(d, n)).collect();
     let out = bin().args(["--format", "html", "--no-observed-at"]).args(&paths).output().unwrap();
@@ -161,9 +196,8 @@ fn chromium_shows_every_tool_call_of_every_dialect() {
     }
 }
 
-#[test]
 fn chromium_runs_nothing_from_agent_text() {
-    let Some(browser) = chromium() else { return };
+    let browser = chromium();
     let dir = tempfile::tempdir().unwrap();
     let out = run_raw(&["--format", "html", "--no-observed-at"], hostile_session().as_bytes());
     assert_success(&out);
@@ -181,9 +215,8 @@ fn chromium_runs_nothing_from_agent_text() {
     assert!(dom.contains("&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;"), "the payload is shown as text");
 }
 
-#[test]
 fn chromium_screenshot_of_a_fixture_session() {
-    let Some(browser) = chromium() else { return };
+    let browser = chromium();
     let dir = tempfile::tempdir().unwrap();
     let (d, n) = SCREENSHOT_FIXTURE;
     let out = bin().args(["--format", "html", "--no-observed-at"]).arg(fixture(d, n)).output().unwrap();
@@ -201,4 +234,43 @@ fn chromium_screenshot_of_a_fixture_session() {
         std::fs::create_dir_all(&docs).unwrap();
         std::fs::write(docs.join("screenshot-html.png"), &png).unwrap();
     }
+}
+
+/// At a phone's width (420 CSS px) the page is no wider than its window: no sideways scrolling.
+/// Headless Chromium's windows are at least 500 px wide, so the page is shown in a 420 px frame of
+/// a page of the test's own; a probe of the test's (the page itself runs no script: its copy
+/// goes without its policy) posts the page's scroll width and the frame's width to the outer
+/// page, whose title `--dump-dom` shows.
+fn chromium_page_does_not_scroll_sideways_at_phone_width() {
+    let browser = chromium();
+    let dir = tempfile::tempdir().unwrap();
+    let mut paths: Vec<PathBuf> = FIXTURES.iter().map(|(d, n)| fixture(d, n)).collect();
+    paths.push(fixture(SCREENSHOT_FIXTURE.0, SCREENSHOT_FIXTURE.1));
+    let out = bin().args(["--format", "html", "--no-observed-at"]).args(&paths).output().unwrap();
+    assert_success(&out);
+    let html = String::from_utf8(out.stdout).unwrap();
+    let probe = "<script>addEventListener('load',()=>{parent.postMessage('W='+document.documentElement.scrollWidth+' '+innerWidth,'*')})</script>";
+    let probed: String =
+        html.lines().filter(|l| !l.contains("Content-Security-Policy")).map(|l| format!("{l}\n")).collect();
+    save(dir.path(), "phone.html", &probed.replacen("</body>", &format!("{probe}</body>"), 1));
+    let outer = save(
+        dir.path(),
+        "frame.html",
+        "<!DOCTYPE html><html><head><title>none</title><style>body{margin:0}</style></head><body>\
+         <iframe src=\"phone.html\" style=\"width:420px;height:2400px;border:0\"></iframe>\
+         <script>addEventListener('message',e=>{document.title=e.data})</script></body></html>",
+    );
+    let dom = run_chromium(&browser, &outer, &["--dump-dom", "--window-size=500,900", "--virtual-time-budget=3000"]);
+    let title = page_title(&dom);
+    let (scroll, inner) = title
+        .strip_prefix("W=")
+        .and_then(|t| t.split_once(' '))
+        .and_then(|(a, b)| Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?)))
+        .unwrap_or_else(|| panic!("the probe did not run: title {title:?}"));
+    assert_eq!(inner, 420, "the frame is a phone's width");
+    if let Some(shot) = std::env::var_os("AGENTNORM_PHONE_SCREENSHOT") {
+        let shot = format!("--screenshot={}", Path::new(&shot).display());
+        run_chromium(&browser, &outer, &[&shot, "--window-size=500,2400", "--virtual-time-budget=3000"]);
+    }
+    assert!(scroll <= inner, "the page is {scroll} px wide in a {inner} px window: it scrolls sideways");
 }

@@ -231,6 +231,16 @@ fn text_is_wrapped_to_columns_and_the_default_is_100() {
             Some(v) => c.env("COLUMNS", v),
             None => c.env_remove("COLUMNS"),
         };
+        // No controlling terminal (a test run from one would be as wide as it: see
+        // tests/terminal.rs for that case).
+        use std::os::unix::process::CommandExt as _;
+        // SAFETY: setsid(2) in the child before exec, async-signal-safe, touching no memory.
+        unsafe {
+            c.pre_exec(|| {
+                libc::setsid();
+                Ok(())
+            })
+        };
         let mut child = c.stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
         child.stdin.take().unwrap().write_all(CODEX.as_bytes()).unwrap();
         stdout_of(&child.wait_with_output().unwrap())

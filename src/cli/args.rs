@@ -67,8 +67,12 @@ pub enum Command {
     /// `unknown` (a new frame type of a CLI release shows up here), with the first input line
     /// where it was seen. `--json` writes one object per row.
     Survey(SurveyArgs),
-    /// Print the JSON Schema of the output events.
-    Schema,
+    /// Print the JSON Schema of the output events (or, with `usage`, of `usage --json` rows).
+    Schema {
+        /// `events` (default) or `usage`.
+        #[arg(value_parser = ["events", "usage"])]
+        of: Option<String>,
+    },
     /// Print a completion script for a shell (bash, zsh, fish, elvish, powershell).
     Completions {
         /// The shell.
@@ -86,6 +90,38 @@ pub enum Command {
     /// Write typed tables for query engines: `--parquet DIR` gives DIR/<table>/<input>.parquet
     /// for sessions, turns, requests, tool_calls, messages, rate_limits, diagnostics, unknown.
     Export(ExportArgs),
+    /// One status line for Claude Code: model, session cost, today's cost, the 5-hour block's
+    /// cost and time left, context used, rate-limit headroom.
+    #[command(after_help = STATUSLINE_HELP)]
+    Statusline(StatuslineArgs),
+}
+
+const STATUSLINE_HELP: &str = "Claude Code runs the statusLine command of its settings after each message, with a JSON
+object on stdin, and shows the line it prints. Install it in ~/.claude/settings.json:
+
+  {
+    \"statusLine\": { \"type\": \"command\", \"command\": \"agentnorm statusline\", \"padding\": 0 }
+  }
+
+It prints, for example:
+  Opus 4.6 · session $1.23 · today ~$8.40 · block ~$3.10 (2h14m left) · ctx 46% (92.0k/200.0k) · 5h 38% used
+
+The session cost is the one Claude Code passes (cost.total_cost_usd), else the report's; today
+and the block are read from the saved sessions modified in the last 24 hours (~ marks an
+estimate, * a partial cost); the context is the status JSON's or the transcript's last request;
+the rate limits are the status JSON's or the logs' latest readings.";
+
+/// Options of `agentnorm statusline`.
+#[derive(Debug, Args)]
+pub struct StatuslineArgs {
+    /// Logs to read instead of the saved sessions (the same defaults as `usage`).
+    pub paths: Vec<PathBuf>,
+    /// The time zone of "today" (default: the local zone).
+    #[arg(long, value_name = "ZONE")]
+    pub timezone: Option<String>,
+    /// "Now" (RFC 3339; for tests).
+    #[arg(long, value_name = "TIME", hide = true)]
+    pub now: Option<String>,
 }
 
 /// Options of `agentnorm export`.
@@ -118,11 +154,13 @@ else the sum of its per-request usage (transcripts, rollouts); a message already
 another file is not counted again; subagent and sidechain requests count.
 
 Cost: what the CLI reported (Claude total_cost_usd, a running total per process; OpenCode cost),
-cost_source \"reported\"; else estimated from an embedded table of list prices (USD per million
-tokens, standard tier) dated ",
+cost_source \"reported\"; else estimated (cost_source \"estimated\") from an embedded snapshot
+of LiteLLM's model_prices_and_context_window.json (list prices) dated ",
     agentnorm::prices_date!(),
-    ", cost_source \"estimated\". A row holding tokens of a
-model the table does not know has no cost.
+    " (scripts/update-prices.sh
+regenerates it; --prices FILE adds or overrides models in the same shape). Priced apart where
+the log says so: Anthropic 1-hour cache writes, the long-context tier (the whole request at the
+higher rate once its prompt passes the threshold), priority / flex service tiers.
 
 Output: an aligned table (also when stdout is not a terminal), NDJSON with --json (one object
 per row; the totals row has \"totals\": true), CSV with --csv. Absent figures were never reported.
@@ -169,18 +207,32 @@ pub struct DiagnosticsArgs {
 /// Options of `agentnorm usage`.
 #[derive(Debug, Args)]
 pub struct UsageArgs {
-    /// Files or folders; none walks ~/.claude/projects and ~/.codex/sessions (those that exist;
-    /// $CLAUDE_CONFIG_DIR and $CODEX_HOME are honoured); "-" reads stdin.
+    /// Files or folders; none walks ~/.claude/projects, ~/.config/claude/projects,
+    /// ~/.codex/sessions and ~/.codex/archived_sessions (those that exist; $CLAUDE_CONFIG_DIR,
+    /// comma-separated, and $CODEX_HOME are honoured); "-" reads stdin.
     pub paths: Vec<PathBuf>,
-    /// One row per session (default), model or UTC day.
-    #[arg(long, value_name = "GROUP", default_value = "session", value_parser = ["session", "model", "day"])]
+    /// One row per session (default), project, day, week (from Monday), month, model, or
+    /// 5-hour billing block (gaps shown; the active block with its burn rate, projection and
+    /// the latest rate-limit readings).
+    #[arg(long, value_name = "GROUP", default_value = "session",
+          value_parser = ["session", "project", "day", "week", "month", "model", "block"])]
     pub by: String,
-    /// Count only usage at or after this time (RFC 3339, or YYYY-MM-DD for that day's start, UTC).
+    /// The time zone of days, weeks, months, block times and YYYY-MM-DD bounds (an IANA name
+    /// such as Europe/Paris, or UTC; default: the local zone).
+    #[arg(long, value_name = "ZONE")]
+    pub timezone: Option<String>,
+    /// Per-model rows inside each row.
+    #[arg(long)]
+    pub breakdown: bool,
+    /// Count only usage at or after this time (RFC 3339, or YYYY-MM-DD for that day's start).
     #[arg(long, value_name = "TIME")]
     pub since: Option<String>,
-    /// Count only usage at or before this time (RFC 3339, or YYYY-MM-DD for that whole day, UTC).
+    /// Count only usage at or before this time (RFC 3339, or YYYY-MM-DD for that whole day).
     #[arg(long, value_name = "TIME")]
     pub until: Option<String>,
+    /// "Now" for the active block (RFC 3339; for reproducible reports and tests).
+    #[arg(long, value_name = "TIME", hide = true)]
+    pub now: Option<String>,
     /// Write NDJSON, one object per row, then the totals row.
     #[arg(long, conflicts_with = "csv")]
     pub json: bool,
@@ -193,6 +245,13 @@ pub struct UsageArgs {
     /// Read this many inputs at once (default: all cores); the result never depends on it.
     #[arg(short = 'j', long = "threads", value_name = "N")]
     pub threads: Option<usize>,
+    /// Add or override model prices from a LiteLLM-shaped JSON file
+    /// (`{"model": {"input_cost_per_token": 3e-6, "output_cost_per_token": 1.5e-5, …}}`).
+    #[arg(long, value_name = "FILE")]
+    pub prices: Option<PathBuf>,
+    /// Ignore the costs the CLIs reported and estimate every request from the price table.
+    #[arg(long)]
+    pub estimate: bool,
 }
 
 /// The output formats of the normalizer (`--format`).
@@ -224,6 +283,40 @@ pub enum Color {
     Never,
 }
 
+/// An event type of `--only` / `--exclude`: spaces around it ignored (`--only 'a, b'`), checked
+/// against the contract's names, which shell completion offers.
+#[derive(Debug, Clone, Copy)]
+pub struct EventType;
+
+impl clap::builder::TypedValueParser for EventType {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        let name = value.to_str().map(str::trim).unwrap_or_default();
+        if agentnorm::Event::TYPE_NAMES.contains(&name) {
+            return Ok(name.to_owned());
+        }
+        let mut e = clap::Error::new(clap::error::ErrorKind::InvalidValue).with_cmd(cmd);
+        use clap::error::{ContextKind, ContextValue};
+        if let Some(arg) = arg {
+            e.insert(ContextKind::InvalidArg, ContextValue::String(arg.to_string()));
+        }
+        e.insert(ContextKind::InvalidValue, ContextValue::String(value.to_string_lossy().into_owned()));
+        let valid = agentnorm::Event::TYPE_NAMES.iter().map(|t| (*t).to_owned()).collect();
+        e.insert(ContextKind::ValidValue, ContextValue::Strings(valid));
+        Err(e)
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(agentnorm::Event::TYPE_NAMES.iter().map(clap::builder::PossibleValue::new)))
+    }
+}
+
 /// Options of the normalizer.
 #[derive(Debug, Args)]
 pub struct NormalizeArgs {
@@ -237,11 +330,11 @@ pub struct NormalizeArgs {
     /// Force the input dialect instead of detecting it per frame.
     #[arg(long, value_name = "NAME", value_enum)]
     pub dialect: Option<Dialect>,
-    /// Write only these event types (comma-separated).
-    #[arg(long, value_name = "TYPE,...", value_delimiter = ',')]
+    /// Write only these event types (comma-separated; spaces around names ignored).
+    #[arg(long, value_name = "TYPE,...", value_delimiter = ',', value_parser = EventType)]
     pub only: Vec<String>,
-    /// Do not write these event types (comma-separated).
-    #[arg(long, value_name = "TYPE,...", value_delimiter = ',')]
+    /// Do not write these event types (comma-separated; spaces around names ignored).
+    #[arg(long, value_name = "TYPE,...", value_delimiter = ',', value_parser = EventType)]
     pub exclude: Vec<String>,
     /// Leave out `observed_at` (reproducible output).
     #[arg(long)]

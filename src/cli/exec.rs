@@ -7,7 +7,7 @@
 //! Live input is flushed block by block whenever it has nothing more ready.
 //!
 //! A large plain file (4 MiB or more; not stdin, not compressed, not `--follow`) also uses all
-//! cores inside itself when `-j` is over 1: it is mapped ([`Mapped`]) and cut into chunks at
+//! cores inside itself when `-j` is over 1: it is mapped ([`Mmap`]) and cut into chunks at
 //! newlines, and `-j` threads each decode a chunk and then, in turn, fold it into the stream's
 //! state and send its output on ([`agentnorm::normalize::parallel`]). The bytes written are the same as one
 //! thread's. Stdin and followed files stay on one thread (a live stream wants each line's events
@@ -27,7 +27,7 @@ use agentnorm::{fold_parallel, line_cut};
 use anyhow::Result;
 
 use crate::cli::input::{self, Input};
-use crate::cli::mmap::Mapped;
+use crate::cli::mmap::Mmap;
 use crate::cli::otlp::{Exporter, OtlpOut, Tee};
 use crate::cli::progress::Counters;
 
@@ -189,7 +189,7 @@ pub fn run(inputs: Vec<Input>, settings: &Settings, out: &mut impl Write) -> Res
                 };
                 // A bug must not pass for success: a panicking worker's input fails (exit 2).
                 let run = std::panic::AssertUnwindSafe(|| match mapped(&inputs[i], &settings) {
-                    Some(map) => chunked_worker(&inputs[i], &settings, &tx, spares, &map),
+                    Some(map) => chunked_worker(&inputs[i], &settings, &tx, spares, map),
                     None => worker(&inputs[i], &settings, &tx, spares),
                 });
                 if std::panic::catch_unwind(run).is_err() {
@@ -240,7 +240,7 @@ fn write_in_order(
                 Msg::Failed(why) => {
                     // On its own line, not after the progress line (redrawn at its next tick).
                     let clear = if settings.progress.is_some() { crate::cli::progress::CLEAR } else { "" };
-                    eprintln!("{clear}agentnorm: {why}");
+                    eprintln!("{clear}agentnorm: {}", agentnorm::sink::safe::printable(&why));
                     outcome.input_failed = true;
                 }
                 Msg::Done(summary) => {
@@ -260,12 +260,58 @@ fn write_in_order(
 /// Normalizes one input into the sink of the output format.
 fn worker(input: &Input, settings: &Settings, tx: &SyncSender<Msg>, spares: &Spares) {
     let x = settings.export.as_ref().map(|(o, x)| (*o, x.clone()));
+    let (s, t, m) = (settings, tx, spares);
     match (settings.format, x) {
-        (Format::Ndjson, None) => work(input, settings, tx, spares, NdjsonSink::default()),
-        (Format::Pretty(term), None) => work(input, settings, tx, spares, pretty_sink(term)),
-        (Format::Otlp(o), x) => work(input, settings, tx, spares, OtlpOut::new(o, x.map(|x| x.1))),
-        (Format::Ndjson, Some((o, x))) => work(input, settings, tx, spares, Tee::new(NdjsonSink::default(), o, x)),
-        (Format::Pretty(term), Some((o, x))) => work(input, settings, tx, spares, Tee::new(pretty_sink(term), o, x)),
+        (Format::Ndjson, None) => work(input, s, t, m, Spill::new(NdjsonSink::default(), t, m)),
+        (Format::Pretty(term), None) => work(input, s, t, m, Spill::new(pretty_sink(term), t, m)),
+        (Format::Otlp(o), x) => work(input, s, t, m, Spill::new(OtlpOut::new(o, x.map(|x| x.1)), t, m)),
+        (Format::Ndjson, Some((o, x))) => work(input, s, t, m, Spill::new(Tee::new(NdjsonSink::default(), o, x), t, m)),
+        (Format::Pretty(term), Some((o, x))) => {
+            work(input, s, t, m, Spill::new(Tee::new(pretty_sink(term), o, x), t, m))
+        }
+    }
+}
+
+/// An output that sends its bytes on as soon as a block's worth is waiting, also in the middle of
+/// a line: one line of many events (`--raw` writes the line again with each) must not gather all
+/// of their output before any is written (memory stays a small multiple of the longest line).
+struct Spill<'a, S> {
+    inner: S,
+    tx: &'a SyncSender<Msg>,
+    spares: &'a Spares,
+    gone: bool,
+}
+
+impl<'a, S: Output> Spill<'a, S> {
+    fn new(inner: S, tx: &'a SyncSender<Msg>, spares: &'a Spares) -> Spill<'a, S> {
+        Spill { inner, tx, spares, gone: false }
+    }
+}
+
+impl<S: Output> Sink for Spill<'_, S> {
+    fn event(&mut self, ev: &agentnorm::Event) {
+        self.inner.event(ev);
+        if !self.gone && self.inner.buffered() >= WRITE_BLOCK {
+            self.gone = !self.spares.send(self.tx, &mut self.inner);
+        }
+    }
+    fn begin(&mut self, source: Option<&str>) {
+        self.inner.begin(source);
+    }
+    fn idle(&mut self) {
+        self.inner.idle();
+    }
+    fn finish(&mut self) {
+        self.inner.finish();
+    }
+}
+
+impl<S: Output> Output for Spill<'_, S> {
+    fn buffered(&self) -> usize {
+        self.inner.buffered()
+    }
+    fn take(&mut self, next: Vec<u8>) -> Vec<u8> {
+        self.inner.take(next)
     }
 }
 
@@ -278,8 +324,9 @@ fn pretty_sink(term: Terminal) -> PrettySink {
 
 /// Normalizes one input, sending its output blocks; returns when done or when the writer is gone.
 fn work(input: &Input, settings: &Settings, tx: &SyncSender<Msg>, spares: &Spares, mut sink: impl Output) {
+    let truncated = Arc::new(AtomicBool::new(false));
     let reader = if settings.follow {
-        open_followed(input, settings)
+        open_followed(input, settings, &truncated)
     } else {
         input::open(input, settings.options.max_line_bytes)
     };
@@ -291,52 +338,65 @@ fn work(input: &Input, settings: &Settings, tx: &SyncSender<Msg>, spares: &Spare
         }
     };
     let opts = settings.options.clone().source(input.source());
-    let mut norm = Normalizer::new(opts);
+    let mut norm = Normalizer::new(opts.clone());
     let stdin_fd = matches!(input, Input::Stdin).then_some(0);
-    let mut fed = false;
+    // A followed file that shrinks is a new stream: the old one ends (its `run_ended`), a new run
+    // starts with line 1 at the file's new start, and stderr says so.
     loop {
-        if settings.interrupted.load(Ordering::Relaxed) {
-            break;
-        }
-        // The reader's own buffer, fed without another copy.
-        let chunk = match reader.fill_buf() {
-            Ok([]) => break,
-            Ok(chunk) => chunk,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => {
-                let _ = tx.send(Msg::Failed(format!("{}: {e}", input.name())));
-                if !fed {
-                    // Unreadable from the start: no events for it.
-                    return;
-                }
+        let mut fed = false;
+        loop {
+            if settings.interrupted.load(Ordering::Relaxed) {
                 break;
             }
-        };
-        fed = true;
-        let n = chunk.len();
-        if let Some(p) = &settings.progress {
-            p.read(n);
+            // The reader's own buffer, fed without another copy.
+            let chunk = match reader.fill_buf() {
+                Ok([]) => break,
+                Ok(chunk) => chunk,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    let _ = tx.send(Msg::Failed(format!("{}: {e}", input.name())));
+                    if !fed {
+                        // Unreadable from the start: no events for it.
+                        return;
+                    }
+                    break;
+                }
+            };
+            fed = true;
+            let n = chunk.len();
+            if let Some(p) = &settings.progress {
+                p.read(n);
+            }
+            norm.feed(chunk, &mut sink);
+            reader.consume(n);
+            let idle = sink.buffered() < WRITE_BLOCK && !more_ready(stdin_fd, settings.follow);
+            if idle {
+                sink.idle();
+            }
+            if (idle || sink.buffered() >= WRITE_BLOCK) && sink.buffered() > 0 && !spares.send(tx, &mut sink) {
+                return;
+            }
         }
-        norm.feed(chunk, &mut sink);
-        reader.consume(n);
-        let idle = sink.buffered() < WRITE_BLOCK && !more_ready(stdin_fd, settings.follow);
-        if idle {
-            sink.idle();
-        }
-        if (idle || sink.buffered() >= WRITE_BLOCK) && sink.buffered() > 0 && !spares.send(tx, &mut sink) {
+        let summary = norm.finish(&mut sink);
+        if sink.buffered() > 0 && !spares.send(tx, &mut sink) {
             return;
         }
+        let _ = tx.send(Msg::Done(summary));
+        if !truncated.swap(false, Ordering::Relaxed) || settings.interrupted.load(Ordering::Relaxed) {
+            return;
+        }
+        let clear = if settings.progress.is_some() { crate::cli::progress::CLEAR } else { "" };
+        eprintln!(
+            "{clear}agentnorm: {}: truncated; read again from its start as a new run (lines counted from 1)",
+            input.name()
+        );
+        norm = Normalizer::new(opts.clone());
     }
-    let summary = norm.finish(&mut sink);
-    if sink.buffered() > 0 && !spares.send(tx, &mut sink) {
-        return;
-    }
-    let _ = tx.send(Msg::Done(summary));
 }
 
 /// The mapping of an input normalized with all cores: a large plain file (not stdin, not
 /// compressed, not followed) when there is more than one thread. `None` sends it the usual way.
-fn mapped(input: &Input, settings: &Settings) -> Option<Mapped> {
+fn mapped(input: &Input, settings: &Settings) -> Option<Mmap> {
     let Input::File(path) = input else { return None };
     if settings.threads < 2 || settings.follow {
         return None;
@@ -348,45 +408,56 @@ fn mapped(input: &Input, settings: &Settings) -> Option<Mapped> {
         return None;
     }
     let file = File::open(path).ok()?;
-    let map = Mapped::new(&file).ok()??;
+    let map = Mmap::new(file).ok()??;
     let head = map.bytes();
     (!input::is_compressed(head)).then_some(map)
 }
 
 /// Normalizes one mapped file on all threads into the sink of the output format.
-fn chunked_worker(input: &Input, settings: &Settings, tx: &SyncSender<Msg>, spares: &Spares, map: &Mapped) {
+fn chunked_worker(input: &Input, settings: &Settings, tx: &SyncSender<Msg>, spares: &Spares, map: Mmap) {
     let x = settings.export.as_ref().map(|(o, x)| (*o, x.clone()));
     let (s, t, m) = (settings, tx, spares);
     match (settings.format, x) {
-        (Format::Ndjson, None) => fold_chunks(input, s, t, m, map, NdjsonSink::default()),
-        (Format::Pretty(term), None) => fold_chunks(input, s, t, m, map, pretty_sink(term)),
-        (Format::Otlp(o), x) => fold_chunks(input, s, t, m, map, OtlpOut::new(o, x.map(|x| x.1))),
-        (Format::Ndjson, Some((o, x))) => fold_chunks(input, s, t, m, map, Tee::new(NdjsonSink::default(), o, x)),
-        (Format::Pretty(term), Some((o, x))) => fold_chunks(input, s, t, m, map, Tee::new(pretty_sink(term), o, x)),
+        (Format::Ndjson, None) => fold_chunks(input, s, t, m, map, Spill::new(NdjsonSink::default(), t, m)),
+        (Format::Pretty(term), None) => fold_chunks(input, s, t, m, map, Spill::new(pretty_sink(term), t, m)),
+        (Format::Otlp(o), x) => fold_chunks(input, s, t, m, map, Spill::new(OtlpOut::new(o, x.map(|x| x.1)), t, m)),
+        (Format::Ndjson, Some((o, x))) => {
+            fold_chunks(input, s, t, m, map, Spill::new(Tee::new(NdjsonSink::default(), o, x), t, m));
+        }
+        (Format::Pretty(term), Some((o, x))) => {
+            fold_chunks(input, s, t, m, map, Spill::new(Tee::new(pretty_sink(term), o, x), t, m));
+        }
     }
 }
 
 /// Normalizes one mapped file with [`fold_parallel`], sending what [`work`] sends: chunks cut at
 /// newlines, decoded and folded on `-j` threads, the output blocks sent in order from the fold's
-/// turn, the pages behind it released.
+/// turn, the pages behind it released. When another process wants to write or truncate the
+/// file (its lease breaks: see `mapped`), the fold stops at the next chunk, the mapping is let
+/// go, and the rest is read from there as a stream.
 fn fold_chunks<S: Output + Send>(
     input: &Input,
     settings: &Settings,
     tx: &SyncSender<Msg>,
     spares: &Spares,
-    map: &Mapped,
+    map: Mmap,
     mut sink: S,
 ) {
     let opts = settings.options.clone().source(input.source());
     let mut norm = Normalizer::new(opts);
     let data = map.bytes();
     let (mut released, mut counted) = (0, 0);
-    let mut gone = false;
+    let (mut gone, mut broken, mut fed) = (false, false, 0);
     let mut cut = |pos| line_cut(data, pos, CHUNK);
     let mut deliver = |sink: &mut S, end: usize| {
+        fed = end;
         if let Some(p) = &settings.progress {
             p.read(end - counted);
             counted = end;
+        }
+        if map.broken() {
+            broken = true;
+            return false;
         }
         if end - released >= RELEASE {
             released = map.release(released, end);
@@ -404,11 +475,60 @@ fn fold_chunks<S: Output + Send>(
     if gone {
         return;
     }
+    if broken {
+        // No thread touches the mapping any more: it goes, with the lease (the writer goes on).
+        drop(map);
+        match read_rest(input, fed, settings, tx, spares, &mut norm, &mut sink) {
+            Ok(true) => {}
+            Ok(false) => return,
+            Err(e) => {
+                let _ = tx.send(Msg::Failed(format!("{}: {e}", input.name())));
+            }
+        }
+    }
     let summary = norm.finish(&mut sink);
     if sink.buffered() > 0 && !spares.send(tx, &mut sink) {
         return;
     }
     let _ = tx.send(Msg::Done(summary));
+}
+
+/// Reads a file from `pos` to its end as a stream into `norm` (the rest of a mapped file whose
+/// lease broke); false when the writer is gone.
+fn read_rest<S: Output>(
+    input: &Input,
+    pos: usize,
+    settings: &Settings,
+    tx: &SyncSender<Msg>,
+    spares: &Spares,
+    norm: &mut Normalizer,
+    sink: &mut S,
+) -> io::Result<bool> {
+    let Input::File(path) = input else { return Ok(true) };
+    let mut file = File::open(path)?;
+    file.seek(SeekFrom::Start(pos as u64))?;
+    let mut reader = BufReader::with_capacity(READ_CHUNK, file);
+    loop {
+        if settings.interrupted.load(Ordering::Relaxed) {
+            return Ok(true);
+        }
+        let n = match reader.fill_buf() {
+            Ok([]) => return Ok(true),
+            Ok(chunk) => {
+                norm.feed(chunk, sink);
+                chunk.len()
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        reader.consume(n);
+        if let Some(p) = &settings.progress {
+            p.read(n);
+        }
+        if sink.buffered() >= WRITE_BLOCK && !spares.send(tx, sink) {
+            return Ok(false);
+        }
+    }
 }
 
 /// Whether the input has more bytes ready right now (files always do; a followed file is
@@ -433,11 +553,13 @@ fn more_ready(stdin_fd: Option<i32>, follow: bool) -> bool {
 }
 
 /// A file read like `tail -f`: at its end, waits for more instead of ending. A file that shrinks
-/// (truncated or rotated in place) is read again from its start.
+/// (truncated or rotated in place) ends the read (`truncated` set) and is read again from its
+/// start.
 struct Followed {
     file: File,
     pos: u64,
     interrupted: Arc<AtomicBool>,
+    truncated: Arc<AtomicBool>,
 }
 
 impl Read for Followed {
@@ -452,18 +574,25 @@ impl Read for Followed {
                 return Ok(0);
             }
             if self.file.metadata()?.len() < self.pos {
+                // The end of this stream: the reader starts a new one from the file's start.
                 self.pos = self.file.seek(SeekFrom::Start(0))?;
-                continue;
+                self.truncated.store(true, Ordering::Relaxed);
+                return Ok(0);
             }
             std::thread::sleep(FOLLOW_POLL);
         }
     }
 }
 
-fn open_followed(input: &Input, settings: &Settings) -> io::Result<input::Reader> {
+fn open_followed(input: &Input, settings: &Settings, truncated: &Arc<AtomicBool>) -> io::Result<input::Reader> {
     let Input::File(path) = input else {
         return input::open(input, settings.options.max_line_bytes);
     };
+    // A FIFO (or any file that is no regular file) cannot seek: it is read as the stream it is,
+    // to the end its writers give it. Looked at before opening (opening a FIFO takes a writer).
+    if !std::fs::metadata(path)?.is_file() {
+        return input::open(input, settings.options.max_line_bytes);
+    }
     let mut file = File::open(path)?;
     let mut magic = [0u8; 4];
     let n = file.read(&mut magic)?;
@@ -473,7 +602,7 @@ fn open_followed(input: &Input, settings: &Settings) -> io::Result<input::Reader
     file.seek(SeekFrom::Start(0))?;
     Ok(Box::new(BufReader::with_capacity(
         READ_CHUNK,
-        Followed { file, pos: 0, interrupted: Arc::clone(&settings.interrupted) },
+        Followed { file, pos: 0, interrupted: Arc::clone(&settings.interrupted), truncated: Arc::clone(truncated) },
     )))
 }
 

@@ -15,11 +15,13 @@ pub enum Input {
 }
 
 impl Input {
-    /// The name to report: `-` for stdin, the path otherwise.
+    /// The name to report on stderr or in `detect`: `-` for stdin, the path otherwise, its
+    /// controls and bidi characters escaped as the pretty view escapes them (`\u{1b}`) and bytes
+    /// that are not UTF-8 shown as U+FFFD.
     pub fn name(&self) -> String {
         match self {
             Input::Stdin => "-".to_owned(),
-            Input::File(p) => p.display().to_string(),
+            Input::File(p) => agentnorm::sink::safe::printable(&p.to_string_lossy()).into_owned(),
         }
     }
 
@@ -34,25 +36,44 @@ impl Input {
 
 /// Expands the command line's paths: none or `-` is stdin; a folder is walked recursively
 /// (hidden folders included, links not followed, sorted by path) for `*.jsonl` / `*.ndjson` and
-/// their `.gz` / `.zst` forms. What cannot be walked is reported and sets `failed`.
+/// their `.gz` / `.zst` forms, whatever bytes the names hold. What cannot be walked is reported
+/// and sets `failed`; a folder with no log file is said on stderr; stdin on a terminal gets a
+/// one-line hint on stderr (and is still read).
 pub fn expand(paths: &[PathBuf], failed: &mut bool) -> Vec<Input> {
+    let stdin_hint = || {
+        use std::io::IsTerminal as _;
+        if io::stdin().is_terminal() {
+            eprintln!(
+                "agentnorm: reading a stream from the terminal (end it with Ctrl-D); pipe one in or name files: see --help"
+            );
+        }
+    };
     if paths.is_empty() {
+        stdin_hint();
         return vec![Input::Stdin];
     }
     let mut out = Vec::new();
     for p in paths {
         if p.as_os_str() == "-" {
+            stdin_hint();
             out.push(Input::Stdin);
         } else if p.is_dir() {
+            let before = out.len();
             for entry in walkdir::WalkDir::new(p).follow_links(false).sort_by_file_name() {
                 match entry {
                     Ok(e) if e.file_type().is_file() && is_log_name(e.path()) => out.push(Input::File(e.into_path())),
                     Ok(_) => {}
                     Err(err) => {
-                        eprintln!("agentnorm: {err}");
+                        eprintln!("agentnorm: {}", agentnorm::sink::safe::printable(&err.to_string()));
                         *failed = true;
                     }
                 }
+            }
+            if out.len() == before {
+                eprintln!(
+                    "agentnorm: no log files found under {} (*.jsonl, *.ndjson, also .gz / .zst; name other files, such as Gemini's .json, on the command line)",
+                    agentnorm::sink::safe::printable(&p.to_string_lossy())
+                );
             }
         } else {
             out.push(Input::File(p.clone()));
@@ -62,10 +83,11 @@ pub fn expand(paths: &[PathBuf], failed: &mut bool) -> Vec<Input> {
 }
 
 /// `*.jsonl`, `*.ndjson`, and the same compressed (`.gz`, `.zst`, `.zstd`).
+/// The name's bytes are looked at, not its text: a name that is not UTF-8 is a log all the same.
 pub fn is_log_name(p: &Path) -> bool {
-    let Some(name) = p.file_name().and_then(|n| n.to_str()) else { return false };
-    let base = [".gz", ".zst", ".zstd"].iter().find_map(|c| name.strip_suffix(c)).unwrap_or(name);
-    base.ends_with(".jsonl") || base.ends_with(".ndjson")
+    let Some(name) = p.file_name().map(std::ffi::OsStr::as_encoded_bytes) else { return false };
+    let base = [&b".gz"[..], b".zst", b".zstd"].iter().find_map(|c| name.strip_suffix(*c)).unwrap_or(name);
+    base.ends_with(b".jsonl") || base.ends_with(b".ndjson")
 }
 
 /// Files at least this large are read ahead on a thread of their own.

@@ -311,6 +311,7 @@ pub fn counters(u: Val<'_>) -> Option<Usage> {
         output: u.u64_at("output_tokens"),
         reasoning: u.u64_at("thinking_tokens"),
         context: None,
+        ..Usage::default()
     };
     let all_zero = [usage.input, usage.cache_read, usage.output, usage.reasoning].iter().all(|f| f.unwrap_or(0) == 0);
     (!all_zero).then_some(usage)

@@ -5,10 +5,13 @@
 //! `stream_event` deltas and then repeats the text in the whole message. Both repeats are
 //! expressed as [`Piece`]s the fold resolves (once per `message.id`; text exactly once).
 
-use super::{Adapter, Claim, Cx, Mapped, NO_ID, Own, Piece, Recent, content_text, failure_kind, subagent_status, summary, tool_kind};
+use super::{
+    Adapter, Claim, Cx, Mapped, NO_ID, Own, Piece, Recent, ToolKinds, content_text, failure_kind, subagent_status, summary,
+    unlisted_kind,
+};
 use crate::dialect::usage;
 use crate::event::{
-    Envelope, Event, FailureKind, Level, SubagentOperation, SubagentStatus, Text, UnknownReason, Usage, UsageScope,
+    Envelope, Event, FailureKind, Level, SubagentOperation, SubagentStatus, Text, ToolKind, UnknownReason, Usage, UsageScope,
 };
 use crate::read::frame::Val;
 
@@ -22,6 +25,12 @@ impl Adapter for Claude {
     fn claim(f: Val<'_>, ty: Option<&str>) -> Claim {
         match ty {
             Some("stream_event" | "rate_limit_event" | "control_response" | "control_request" | "keep_alive" | "active_goal") => {
+                Claim::Marked
+            }
+            Some(t)
+                if (t == "auth_status" || SDK_BOOKKEEPING.contains(&t))
+                    && (f.get("uuid").is_some() || f.get("session_id").is_some()) =>
+            {
                 Claim::Marked
             }
             // Shared with Cursor; Claude-only marks win over Cursor's (SPEC §2).
@@ -74,11 +83,15 @@ impl Adapter for Claude {
                         if !st.usage_done.insert(id) {
                             return;
                         }
-                        // Input and cache figures from the message, the final output count here.
+                        // Input and cache figures from the message, or from the `message_delta`
+                        // where it carries them and the message's are zero (SPEC §3 `usage`); the
+                        // final output count here.
                         let u = Usage {
-                            input: start.input.or(fin.input),
-                            cache_read: start.cache_read.or(fin.cache_read),
-                            cache_write: start.cache_write.or(fin.cache_write),
+                            input: usage::start_or_delta(start.input, fin.input),
+                            cache_read: usage::start_or_delta(start.cache_read, fin.cache_read),
+                            cache_write: usage::start_or_delta(start.cache_write, fin.cache_write),
+                            cache_write_1h: usage::start_or_delta(start.cache_write_1h, fin.cache_write_1h),
+                            service_tier: start.service_tier.or(fin.service_tier),
                             output: fin.output,
                             ..Usage::default()
                         };
@@ -188,8 +201,35 @@ fn flush_stream_usage(st: &mut State, cx: &mut dyn Cx) {
     });
 }
 
+/// Top-level frame types of Claude Code's SDK wire (2.1.2xx) that carry nothing worth an event:
+/// tool liveness, summaries, suggestions, `/clear` (the session id does not change). Each is a
+/// `heartbeat`; with a `uuid` or `session_id` they are Claude's.
+const SDK_BOOKKEEPING: &[&str] = &[
+    "tool_progress",
+    "tool_use_summary",
+    "prompt_suggestion",
+    "conversation_reset",
+    "os_notification",
+    "apply_flag_settings",
+    "command_lifecycle",
+    "set_expanded_view",
+    "set_in_progress_tool_use_ids",
+    "hint_clears",
+    "interruptible_tool_in_progress",
+    "open_message_selector",
+    "compact_progress",
+    "stream_mode",
+    "transcript_mirror",
+];
+
 /// Maps one Claude frame.
 pub fn map(f: Val<'_>, m: &mut Mapped) {
+    map_with(f, m, tool_kind);
+}
+
+/// Maps one Claude-shaped frame whose tool names are read with `kinds` (Qwen's stream is
+/// Claude's, its tools are its own).
+pub(crate) fn map_with(f: Val<'_>, m: &mut Mapped, kinds: ToolKinds) {
     m.session_id = f.string_at("session_id");
     m.parent_tool_id = f.string_at("parent_tool_use_id");
     m.at = f.string_at("timestamp");
@@ -199,12 +239,17 @@ pub fn map(f: Val<'_>, m: &mut Mapped) {
     m.frame = ty.to_owned();
     match ty {
         "system" => system(f, m),
-        "assistant" => assistant(f, m),
+        "assistant" => assistant(f, m, kinds),
         "user" => user(f, m),
         "result" => result(f, m),
         "stream_event" => stream_event(f, m),
         "rate_limit_event" => rate_limit(f, m),
         "control_response" | "control_request" | "keep_alive" | "active_goal" => m.heartbeat(),
+        "auth_status" => match f.string_at("error") {
+            Some(e) => m.push(super::diagnostic(Level::Error, "claude.auth", e, Vec::new())),
+            None => m.heartbeat(),
+        },
+        t if SDK_BOOKKEEPING.contains(&t) => m.heartbeat(),
         _ => m.unknown(UnknownReason::UnrecognizedFrame, None),
     }
 }
@@ -280,7 +325,102 @@ fn system(f: Val<'_>, m: &mut Mapped) {
         | "hook_progress"
         | "hook_response"
         | "files_persisted"
-        | "memory_recall" => m.heartbeat(),
+        | "memory_recall"
+        // Claude Code 2.1.2xx (the SDK wire schemas in its cli.js): a background classifier's
+        // summary after the turn (`needs_action` is prose, not a question the CLI waits on),
+        // the session's idle/running state, and bookkeeping with nothing else worth an event.
+        | "post_turn_summary"
+        | "session_state_changed"
+        | "task_summary"
+        | "notification"
+        | "local_command_output"
+        | "elicitation_complete"
+        | "worker_shutting_down"
+        | "control_request_progress"
+        | "turn_duration"
+        | "stop_hook_summary"
+        | "memory_saved"
+        | "agents_killed"
+        | "away_summary"
+        | "file_snapshot"
+        | "scheduled_task_fire"
+        | "permission_retry"
+        | "vcs_state_changed"
+        | "bridge_status"
+        | "api_metrics" => m.heartbeat(),
+        "informational" => {
+            let warn = f.str_at("level") == Some("warning") || f.bool_at("prevent_continuation") == Some(true);
+            match f.string_at("content") {
+                Some(content) if warn => {
+                    m.push(super::diagnostic(Level::Warning, "claude.informational", content, Vec::new()))
+                }
+                _ => m.heartbeat(),
+            }
+        }
+        "permission_denied" => {
+            let tool = f.str_at("tool_name").unwrap_or("tool");
+            let why = f.str_at("message").or_else(|| f.str_at("decision_reason")).unwrap_or("denied");
+            let mut d = super::diagnostic(
+                Level::Warning,
+                "claude.permission.denied",
+                format!("{tool} denied: {why}"),
+                Vec::new(),
+            );
+            if let Event::Diagnostic { dedupe_key, .. } = &mut d {
+                *dedupe_key = format!("claude.permission.denied|{tool}");
+            }
+            m.push(d);
+        }
+        "model_fallback" | "model_refusal_fallback" | "model_refusal_no_fallback" | "model_consent_fallback" => {
+            let (level, code) = match sub {
+                "model_fallback" => (Level::Warning, "claude.model.fallback"),
+                "model_refusal_fallback" => (Level::Warning, "claude.model.refusal-fallback"),
+                "model_refusal_no_fallback" => (Level::Error, "claude.model.refusal"),
+                _ => (Level::Info, "claude.model.consent-fallback"),
+            };
+            let message = f.string_at("content").unwrap_or_else(|| {
+                let from = f.str_at("original_model").unwrap_or("?");
+                match f.str_at("fallback_model") {
+                    Some(to) => format!("{from} → {to}"),
+                    None => format!("{from}: no fallback"),
+                }
+            });
+            m.push(super::diagnostic(level, code, message, Vec::new()));
+        }
+        "plugin_install" if f.str_at("status") == Some("failed") => {
+            let name = f.string_at("name");
+            let message = match (name.as_deref(), f.str_at("error")) {
+                (Some(n), Some(e)) => format!("plugin {n} failed to install: {e}"),
+                (Some(n), None) => format!("plugin {n} failed to install"),
+                (None, e) => format!("plugin install failed: {}", e.unwrap_or("unknown error")),
+            };
+            m.push(super::diagnostic(Level::Warning, "claude.plugin.install-failed", message, name.into_iter().collect()));
+        }
+        "plugin_install" => m.heartbeat(),
+        "mirror_error" => {
+            let why = f.str_at("error").unwrap_or("transcript mirror failed").to_owned();
+            m.push(super::diagnostic(Level::Warning, "claude.mirror.error", why, Vec::new()));
+        }
+        "api_error" => {
+            let why = f.path(&["error", "message"]).and_then(|v| v.str()).unwrap_or("API error");
+            let message = format!(
+                "API error (retry {}/{}): {why}",
+                f.u64_at("retry_attempt").map_or("?".into(), |n| n.to_string()),
+                f.u64_at("max_retries").map_or("?".into(), |n| n.to_string())
+            );
+            m.push(super::diagnostic(Level::Warning, "claude.api_retry", message, Vec::new()));
+        }
+        "thinking" => m.push(Event::Reasoning { env: Envelope::default(), text: f.text_at("content") }),
+        "microcompact_boundary" => {
+            let meta = f.get("microcompact_metadata").or_else(|| f.get("microcompactMetadata"));
+            let num = |snake: &str, camel: &str| meta.and_then(|x| x.u64_at(snake).or_else(|| x.u64_at(camel)));
+            m.push(Event::Compacted {
+                env: Envelope::default(),
+                trigger: meta.and_then(|x| x.string_at("trigger")),
+                pre_tokens: num("pre_tokens", "preTokens"),
+                post_tokens: num("post_tokens", "postTokens"),
+            });
+        }
         _ => m.unknown(UnknownReason::UnrecognizedFrame, None),
     }
 }
@@ -303,13 +443,28 @@ fn subagent(f: Val<'_>, m: &mut Mapped, operation: SubagentOperation, raw_status
     });
 }
 
-fn assistant(f: Val<'_>, m: &mut Mapped) {
+fn assistant(f: Val<'_>, m: &mut Mapped, kinds: ToolKinds) {
     let Some(msg) = f.get("message").filter(|v| v.is_object()) else {
         return m.unknown(UnknownReason::MalformedFrame, None);
     };
     let message_id = msg.string_at("id");
     let model = msg.str_at("model");
-    assistant_content(msg, &message_id, m);
+    // A synthetic API-error message (`error` + `is_api_error_message`): the CLI's error sentence,
+    // not model output (`result.result` repeats it): a diagnostic, no `output_delta`.
+    if let Some(error) = f.str_at("error")
+        && (f.bool_at("is_api_error_message") == Some(true) || model == Some("<synthetic>"))
+    {
+        m.set_frame("assistant", "error");
+        let level = if error == "max_output_tokens" { Level::Warning } else { Level::Error };
+        let text = msg
+            .get("content")
+            .and_then(super::content_text)
+            .map(|t| t.as_str().into_owned())
+            .filter(|t| !t.is_empty())
+            .unwrap_or_else(|| error.to_owned());
+        return m.push(super::diagnostic(level, &format!("claude.api_error.{error}"), text, Vec::new()));
+    }
+    assistant_content(msg, &message_id, m, kinds);
     // `<synthetic>` messages (local command output, API error notices) are no model request.
     if model != Some("<synthetic>")
         && let Some(u) = msg.get("usage").filter(|u| u.is_object()).map(usage::claude)
@@ -335,11 +490,11 @@ fn assistant(f: Val<'_>, m: &mut Mapped) {
 
 /// The content of an assistant `message` (an array of blocks, or a plain string): text and
 /// thinking as whole-message pieces, tool blocks as tool events. Shared with the transcript
-/// adapter, whose lines hold the same `message` shapes.
-pub(crate) fn assistant_content(msg: Val<'_>, message_id: &Option<String>, m: &mut Mapped) {
+/// adapter, whose lines hold the same `message` shapes; tool names are read with `kinds`.
+pub(crate) fn assistant_content(msg: Val<'_>, message_id: &Option<String>, m: &mut Mapped, kinds: ToolKinds) {
     if let Some(blocks) = msg.array_at("content") {
         for b in blocks {
-            block(b, message_id, m);
+            block(b, message_id, m, kinds);
         }
     } else if let Some(text) = msg.text_at("content") {
         let event = Event::OutputDelta { env: Envelope::default(), text, message_id: message_id.clone() };
@@ -347,7 +502,7 @@ pub(crate) fn assistant_content(msg: Val<'_>, message_id: &Option<String>, m: &m
     }
 }
 
-fn block(b: Val<'_>, message_id: &Option<String>, m: &mut Mapped) {
+fn block(b: Val<'_>, message_id: &Option<String>, m: &mut Mapped, kinds: ToolKinds) {
     let whole = |event| Piece::from(ClaudePiece::WholeMessage { message_id: message_id.clone(), event });
     match b.str_at("type") {
         Some("text") => {
@@ -364,7 +519,7 @@ fn block(b: Val<'_>, message_id: &Option<String>, m: &mut Mapped) {
             m.pieces.push(whole(Event::Reasoning { env: Envelope::default(), text }));
         }
         Some("redacted_thinking") => m.pieces.push(whole(Event::Reasoning { env: Envelope::default(), text: None })),
-        Some("tool_use" | "server_tool_use" | "mcp_tool_use") => tool_use(b, m),
+        Some("tool_use" | "server_tool_use" | "mcp_tool_use") => tool_use(b, m, kinds),
         Some(
             "tool_result"
             | "web_search_tool_result"
@@ -372,13 +527,16 @@ fn block(b: Val<'_>, message_id: &Option<String>, m: &mut Mapped) {
             | "mcp_tool_result"
             | "code_execution_tool_result",
         ) => tool_result(b, m),
+        // Server tools' results of newer API versions (`advisor_tool_result`,
+        // `bash_code_execution_tool_result`, `tool_search_tool_result`, …), named like the others.
+        Some(t) if t.ends_with("_tool_result") && b.get("tool_use_id").is_some() => tool_result(b, m),
         _ => {}
     }
 }
 
-fn tool_use(b: Val<'_>, m: &mut Mapped) {
+fn tool_use(b: Val<'_>, m: &mut Mapped, kinds: ToolKinds) {
     let name = b.str_at("name").unwrap_or("unknown");
-    let kind = tool_kind(name);
+    let kind = kinds(name);
     let input = b.get("input").filter(|v| !v.is_null());
     m.tool_started(
         b.string_at("id").unwrap_or_else(|| NO_ID.to_owned()),
@@ -389,6 +547,26 @@ fn tool_use(b: Val<'_>, m: &mut Mapped) {
     );
     if let Some(extra) = super::call_extra(kind, input) {
         m.push(extra);
+    }
+}
+
+/// Claude Code's tool names onto kinds (SPEC §3), with those of the Claude-compatible streams
+/// read as Claude: Amp's `--stream-json` (`glob`, `finder`, `create_file`, `edit_file`,
+/// `todo_write`, `web_search`) and the API's server tools (`server_tool_use` `web_search` /
+/// `web_fetch`). The saved transcripts (`claude_transcript`) are read with it too.
+pub(crate) fn tool_kind(name: &str) -> ToolKind {
+    match name {
+        "Bash" | "BashOutput" | "KillShell" | "KillBash" => ToolKind::Shell,
+        "Read" | "NotebookRead" | "LS" => ToolKind::Read,
+        "Write" | "create_file" => ToolKind::Write,
+        "Edit" | "MultiEdit" | "NotebookEdit" | "edit_file" => ToolKind::Edit,
+        "Grep" | "Glob" | "ToolSearch" | "glob" | "finder" => ToolKind::Search,
+        "WebFetch" | "web_fetch" => ToolKind::Fetch,
+        "WebSearch" | "web_search" => ToolKind::WebSearch,
+        "Task" | "Agent" => ToolKind::Task,
+        "TodoWrite" | "ExitPlanMode" | "todo_write" => ToolKind::Plan,
+        "AskUserQuestion" => ToolKind::Ask,
+        n => unlisted_kind(n),
     }
 }
 
@@ -416,6 +594,12 @@ fn user(f: Val<'_>, m: &mut Mapped) {
     // Compaction summaries and nudges the CLI writes as the user are not the user's words.
     if f.bool_at("isSynthetic") == Some(true) {
         m.frame = "user/synthetic".into();
+        return m.heartbeat();
+    }
+    // The harness's own messages (a background task's notification, an auto-continuation) are
+    // not the user's prompt; `system/task_notification` carries the task's event.
+    if let Some(kind @ ("task-notification" | "auto-continuation")) = f.path(&["origin", "kind"]).and_then(|k| k.str()) {
+        m.set_frame("user", kind);
         return m.heartbeat();
     }
     match user_content(msg, m) {
@@ -578,6 +762,17 @@ fn stream_event(f: Val<'_>, m: &mut Mapped) {
             None => m.heartbeat(),
         },
         "content_block_start" | "content_block_stop" | "message_stop" | "ping" => m.heartbeat(),
+        // A mid-stream API error (Messages streaming API `event: error`); the `result` with
+        // `is_error` that follows makes the `turn_failed`.
+        "error" => {
+            let err = ev.get("error");
+            let kind = err.and_then(|e| e.str_at("type")).unwrap_or("error");
+            let message = match err.and_then(|e| e.str_at("message")) {
+                Some(text) => format!("{kind}: {text}"),
+                None => kind.to_owned(),
+            };
+            m.push(super::diagnostic(Level::Warning, "claude.stream.error", message, Vec::new()));
+        }
         _ => m.unknown(UnknownReason::UnrecognizedFrame, None),
     }
 }
@@ -625,6 +820,61 @@ fn rate_limit(f: Val<'_>, m: &mut Mapped) {
                 overage_status: None,
                 using_overage: None,
             });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dialect::assert_kinds;
+
+    #[test]
+    fn claude_tool_names() {
+        use ToolKind::*;
+        assert_kinds(
+            tool_kind,
+            &[
+                ("Bash", Shell),
+                ("BashOutput", Shell),
+                ("KillShell", Shell),
+                ("Read", Read),
+                ("LS", Read),
+                ("Write", Write),
+                ("MultiEdit", Edit),
+                ("NotebookEdit", Edit),
+                ("Glob", Search),
+                ("ToolSearch", Search),
+                ("WebFetch", Fetch),
+                ("WebSearch", WebSearch),
+                ("Agent", Task),
+                ("Task", Task),
+                ("TodoWrite", Plan),
+                ("ExitPlanMode", Plan),
+                ("AskUserQuestion", Ask),
+                ("mcp__github__search", Mcp),
+                // Amp's and the API's server tools.
+                ("create_file", Write),
+                ("edit_file", Edit),
+                ("glob", Search),
+                ("finder", Search),
+                ("todo_write", Plan),
+                ("web_search", WebSearch),
+                ("web_fetch", Fetch),
+                ("Frobnicate", Other),
+            ],
+        );
+    }
+
+    #[test]
+    fn other_clis_names_are_not_claudes() {
+        use ToolKind::Other;
+        // Codex, Gemini, OpenCode, Cursor and Qwen names that the one shared table used to know.
+        for name in ["shell", "exec_command", "apply_patch", "run_shell_command", "read_file", "bash", "read", "edit"] {
+            assert_kinds(tool_kind, &[(name, Other)]);
+        }
+        for name in ["update_plan", "spawn_agent", "write_todos", "todowrite", "question", "request_user_input"] {
+            assert_kinds(tool_kind, &[(name, Other)]);
         }
     }
 }

@@ -19,9 +19,11 @@
 //!   `<synthetic>` lines are no model request and have no usage; a line without `message.id`
 //!   counts on its own.
 //! - **User lines are rarely the user's words.** `isMeta` lines (expanded slash-command prompts,
-//!   the "Caveat: …" line), `<command-name>` / `<command-message>` stubs, `<local-command-stdout>`
-//!   / `<bash-input>` echoes and `isCompactSummary` summaries become heartbeats with the frames
-//!   `user/meta`, `user/caveat`, `user/command`, `user/local_command` and `user/compact_summary`.
+//!   the "Caveat: …" line), `<command-message>` stubs without a `<command-name>`,
+//!   `<local-command-stdout>` / `<bash-input>` echoes and `isCompactSummary` summaries become
+//!   heartbeats with the frames `user/meta`, `user/caveat`, `user/command`, `user/local_command`
+//!   and `user/compact_summary`. A `<command-name>` stub is the slash command the user typed: a
+//!   `user_message` whose text is `/name args` (the views open the turn on it).
 //!   `[Request interrupted by user…]` is an `interrupt`; `tool_result` blocks are
 //!   `tool_completed` (with `duration_ms` from `toolUseResult.durationMs` / `totalDurationMs`
 //!   where the CLI measured it).
@@ -64,7 +66,22 @@ const BOOKKEEPING: &[&str] = &[
     "ai-title",
     "custom-title",
     "agent-name",
+    // Claude Code 2.1.2xx bookkeeping lines: the UI mode, a PR linked to the session, the
+    // remote-control bridge, a session-cumulative cost snapshot (it also counts side calls never
+    // in the transcript, so it gives no `usage`), file-history backups, a session's tag and the
+    // session it was teleported from.
+    "mode",
+    "pr-link",
+    "atis-latch",
+    "bridge-session",
+    "cost-state",
+    "file-history-delta",
+    "teleported-from",
+    "tag",
 ];
+
+/// Bookkeeping types whose names are common words: a transcript's only with its `sessionId`.
+const PLAIN_WORDS: &[&str] = &["mode", "tag"];
 
 impl Adapter for Transcript {
     type Piece = TranscriptPiece;
@@ -77,6 +94,7 @@ impl Adapter for Transcript {
             return Claim::Envelope;
         }
         match ty {
+            Some(t) if PLAIN_WORDS.contains(&t) && f.get("sessionId").is_none() => Claim::No,
             Some(t) if BOOKKEEPING.contains(&t) => Claim::Marked,
             _ => Claim::No,
         }
@@ -237,8 +255,8 @@ pub fn map(f: Val<'_>, m: &mut Mapped) {
             }
             m.heartbeat();
         }
-        "queue-operation" | "last-prompt" | "attachment" | "progress" | "permission-mode" | "ai-title"
-        | "custom-title" | "agent-name" => m.heartbeat(),
+        "attachment" | "progress" => m.heartbeat(),
+        t if BOOKKEEPING.contains(&t) => m.heartbeat(),
         _ => m.unknown(UnknownReason::UnrecognizedFrame, None),
     }
 }
@@ -252,7 +270,7 @@ fn assistant(f: Val<'_>, m: &mut Mapped) {
     }
     let message_id = msg.string_at("id");
     let model = msg.str_at("model");
-    claude::assistant_content(msg, &message_id, m);
+    claude::assistant_content(msg, &message_id, m, claude::tool_kind);
     // `<synthetic>` messages (local command output, API error notices) are no model request.
     if model == Some("<synthetic>") {
         return;
@@ -345,6 +363,14 @@ fn user(f: Val<'_>, m: &mut Mapped) {
         Some("user/meta")
     } else if flag("isSynthetic") {
         Some("user/synthetic")
+    } else if f.path(&["origin", "kind"]).and_then(|k| k.str()) == Some("task-notification") {
+        // The harness's notice of a background task, not the user's prompt (the official
+        // session list skips these when it looks for the first prompt).
+        Some("user/task-notification")
+    } else if let Some(command) = slash_command(&text.as_str()) {
+        // A slash command the user typed: their turn, as `/name args`.
+        m.push(Event::UserMessage { env: Envelope::default(), text: command.into() });
+        return;
     } else {
         stub_frame(text.as_str().trim_start())
     };
@@ -356,6 +382,29 @@ fn user(f: Val<'_>, m: &mut Mapped) {
         // A prompt, an interrupt or an echoed local command, as in stream-json.
         None => claude::user_text(text, m),
     }
+}
+
+/// The slash command a `<command-name>` stub records, as the user typed it: `/name` and its
+/// `<command-args>` (`/orchestrator create a TODO app`); `None` for any other text. The tags
+/// come in either order, with `<command-message>` (the CLI's own "init is analyzing…") left out.
+fn slash_command(s: &str) -> Option<String> {
+    let t = s.trim_start();
+    if !["<command-name>", "<command-message>", "<command-args>"].iter().any(|p| t.starts_with(p)) {
+        return None;
+    }
+    let tag = |name: &str| {
+        let open = format!("<{name}>");
+        let start = t.find(&open)? + open.len();
+        let end = t[start..].find(&format!("</{name}>"))? + start;
+        Some(t[start..end].trim())
+    };
+    let name = tag("command-name").filter(|n| !n.is_empty())?;
+    let mut command = if name.starts_with('/') { name.to_owned() } else { format!("/{name}") };
+    if let Some(args) = tag("command-args").filter(|a| !a.is_empty()) {
+        command.push(' ');
+        command.push_str(args);
+    }
+    Some(command)
 }
 
 /// The heartbeat frame of a user text the CLI wrote itself: the local-commands caveat, a slash
@@ -411,8 +460,27 @@ fn system(f: Val<'_>, m: &mut Mapped) {
                 post_tokens: figure("postTokens", "post_tokens"),
             });
         }
+        "microcompact_boundary" => {
+            // Not derived from `tokensSaved`: absent means the source did not say.
+            let meta = f.get("microcompactMetadata").or_else(|| f.get("microcompact_metadata"));
+            let figure = |camel: &str, snake: &str| meta.and_then(|x| x.u64_at(camel).or_else(|| x.u64_at(snake)));
+            m.push(Event::Compacted {
+                env: Envelope::default(),
+                trigger: meta.and_then(|x| x.string_at("trigger")),
+                pre_tokens: figure("preTokens", "pre_tokens"),
+                post_tokens: figure("postTokens", "post_tokens"),
+            });
+        }
         "api_error" => m.push(retry(f)),
-        "turn_duration" | "stop_hook_summary" | "local_command" | "informational" | "away_summary" => m.heartbeat(),
+        "model_fallback" => {
+            let message = f.string_at("content").unwrap_or_else(|| "model fallback".to_owned());
+            m.push(super::diagnostic(Level::Warning, "claude.model.fallback", message, Vec::new()));
+        }
+        "thinking" => m.push(Event::Reasoning { env: Envelope::default(), text: f.text_at("content") }),
+        "turn_duration" | "stop_hook_summary" | "local_command" | "informational" | "away_summary"
+        // Claude Code 2.1.2xx.
+        | "memory_saved" | "agents_killed" | "api_metrics" | "bridge_status" | "permission_retry" | "file_snapshot"
+        | "scheduled_task_fire" | "memory_recall" | "vcs_state_changed" => m.heartbeat(),
         _ => m.unknown(UnknownReason::UnrecognizedFrame, None),
     }
 }

@@ -13,7 +13,7 @@
 use super::{Adapter, Claim, Cx, Mapped, NO_ID, Own, Piece, content_text, diagnostic, failure_kind, plan_items, subagent_status};
 use crate::dialect::usage;
 use crate::event::{
-    Envelope, Event, Level, SubagentOperation, SubagentStatus, Text, ToolKind, UnknownReason, Usage, UsageScope,
+    Envelope, Event, FailureKind, Level, SubagentOperation, SubagentStatus, Text, ToolKind, UnknownReason, Usage, UsageScope,
 };
 use crate::read::frame::Val;
 
@@ -140,9 +140,10 @@ pub fn map(f: Val<'_>, m: &mut Mapped) {
                 .unwrap_or("turn failed")
                 .to_owned();
             let usage = f.get("usage").filter(|u| u.is_object()).map(usage::codex).and_then(usage::non_empty);
+            let (error, kind) = turn_failure(error);
             m.push(Event::TurnFailed {
                 env: Envelope::default(),
-                kind: Some(failure_kind(&error)),
+                kind: Some(kind),
                 error,
                 usage_scope: usage.map(|_| UsageScope::Session),
                 cost_scope: None,
@@ -158,6 +159,68 @@ pub fn map(f: Val<'_>, m: &mut Mapped) {
         "item.started" | "item.updated" | "item.completed" => item(f, ty, m),
         _ => m.unknown(UnknownReason::UnrecognizedFrame, None),
     }
+}
+
+/// A `turn.failed` message and its kind. Codex passes a provider's error body through as the
+/// message when it is JSON (`{"type":"error","status":400,"error":{"type":…,"message":…}}`,
+/// `{"status":429,…}`, `{"detail":…}`): the error is then its inner message (the whole line is
+/// still in `--raw`), and the HTTP status or error type decides the kind. A text message names
+/// its status as `unexpected status NNN` or `last status: NNN` (`RetryLimitReachedError`).
+pub(crate) fn turn_failure(message: String) -> (String, FailureKind) {
+    let mut status: Option<u64> = None;
+    let mut error_type: Option<String> = None;
+    let mut text = message.clone();
+    let mut bare_detail = false;
+    if message.trim_start().starts_with('{')
+        && let Ok(doc) = serde_json::from_str::<serde_json::Value>(&message)
+    {
+        status = doc.get("status").and_then(serde_json::Value::as_u64);
+        error_type = doc.pointer("/error/type").and_then(|t| t.as_str()).map(str::to_owned);
+        let inner = doc
+            .pointer("/error/message")
+            .or_else(|| doc.get("message"))
+            .or_else(|| {
+                bare_detail = true;
+                doc.get("detail")
+            })
+            .and_then(|v| v.as_str());
+        bare_detail &= inner.is_some();
+        if let Some(inner) = inner.filter(|t| !t.trim().is_empty()) {
+            text = inner.to_owned();
+        }
+    }
+    if status.is_none() {
+        let lower = message.to_ascii_lowercase();
+        status = ["unexpected status ", "last status: ", "last status "].iter().find_map(|p| {
+            let at = lower.find(p)? + p.len();
+            let digits: String = lower[at..].chars().take_while(char::is_ascii_digit).collect();
+            (digits.len() == 3).then(|| digits.parse().ok()).flatten()
+        });
+    }
+    let by_type = error_type.as_deref().and_then(|t| match t {
+        "authentication_error" | "permission_error" => Some(FailureKind::Auth),
+        "usage_limit_reached" | "insufficient_quota" | "rate_limit_exceeded" => Some(FailureKind::UsageLimit),
+        _ => None,
+    });
+    let by_status = status.and_then(|s| match s {
+        401 | 403 => Some(FailureKind::Auth),
+        429 => Some(FailureKind::UsageLimit),
+        400..=599 => Some(FailureKind::ApiError),
+        _ => None,
+    });
+    let kind = by_type.or(by_status).unwrap_or_else(|| match failure_kind(&text) {
+        FailureKind::Other => {
+            let lower = text.to_ascii_lowercase();
+            // The backend's own refusals (HTTP 400 / 503 whose status Codex does not print).
+            if bare_detail || lower.contains("at capacity") || lower.contains("requires a newer version") {
+                FailureKind::ApiError
+            } else {
+                FailureKind::Other
+            }
+        }
+        k => k,
+    });
+    (text, kind)
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -239,12 +302,25 @@ fn item(f: Val<'_>, ty: &str, m: &mut Mapped) {
         }
         "web_search" => {
             let query = it.str_at("query").filter(|q| !q.is_empty());
-            let input = query.and_then(|_| it.subset_json(&["query"]));
-            m.tool_started(id, "web_search", ToolKind::WebSearch, input, query.and_then(super::one_line));
+            // Codex ≥ 0.153 starts a search with `query: ""` and names it only on completion: the
+            // start is then made from the completion line (before its completion), so that it
+            // carries the query.
+            if query.is_none() && phase != Phase::Completed {
+                return m.heartbeat();
+            }
+            let action = it.get("action").filter(|a| a.is_object());
+            let url = action.filter(|a| a.str_at("type") == Some("open_page")).and_then(|a| a.str_at("url"));
+            let kind = if url.is_some() { ToolKind::Fetch } else { ToolKind::WebSearch };
+            let keys: &[&str] = if action.is_some() { &["query", "action"] } else { &["query"] };
+            let input = query.or(url).and_then(|_| it.subset_json(keys));
+            m.tool_started(id, "web_search", kind, input, url.or(query).and_then(super::one_line));
             if phase == Phase::Completed {
                 m.push(completed(&it, true, None, None, None));
             }
         }
+        // Plan mode's proposed plan: the final `agent_message` repeats it (`<proposed_plan>`), so
+        // it is no `output_delta` (`item.plan.delta` is a heartbeat too).
+        "plan" => m.heartbeat(),
         "todo_list" => {
             if phase == Phase::Started {
                 m.tool_started(id.clone(), "todo_list", ToolKind::Plan, None, None);

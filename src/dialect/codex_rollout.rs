@@ -42,8 +42,10 @@
 
 use super::codex::{error_diagnostic, shell_summary, token_count};
 use super::codex::CodexPiece;
-use super::{Adapter, Claim, Mapped, NO_ID, Own, Piece, diagnostic, failure_kind, one_line, summary, tool_kind};
-use crate::event::{Envelope, Event, FailureKind, Json, Level, Text, ToolKind, UnknownReason};
+use super::{Adapter, Claim, Cx, Mapped, NO_ID, Own, Piece, diagnostic, failure_kind, one_line, summary, unlisted_kind};
+use crate::event::{
+    Envelope, Event, FailureKind, Json, Level, SubagentOperation, SubagentStatus, Text, ToolKind, UnknownReason,
+};
 use crate::read::frame::{Val, decode_embedded, with_embedded_object};
 
 /// The `codex-rollout` dialect.
@@ -57,7 +59,19 @@ impl Adapter for Rollout {
     fn claim(f: Val<'_>, ty: Option<&str>) -> Claim {
         // {"timestamp","type","payload"}.
         if f.get("payload").is_some_and(|p| p.is_object())
-            && matches!(ty, Some("session_meta" | "turn_context" | "response_item" | "event_msg" | "compacted"))
+            && matches!(
+                ty,
+                Some(
+                    "session_meta"
+                        | "turn_context"
+                        | "response_item"
+                        | "event_msg"
+                        | "compacted"
+                        | "token_usage_record"
+                        | "world_state"
+                        | "inter_agent_communication_metadata"
+                )
+            )
         {
             Claim::Envelope
         } else {
@@ -67,6 +81,43 @@ impl Adapter for Rollout {
 
     fn map(f: Val<'_>, m: &mut Mapped) {
         map(f, m)
+    }
+
+    fn fold(st: &mut State, piece: RolloutPiece, cx: &mut dyn Cx) {
+        match piece {
+            // Taken off by `prepare`.
+            RolloutPiece::History(_) => {}
+            RolloutPiece::HistoryMode { paginated } => st.paginated = paginated,
+            // Only a paginated rollout's items are the one copy of the text; in a legacy one they
+            // sit beside the `event_msg` copies (the line is then a heartbeat).
+            RolloutPiece::TurnItem(ev) => {
+                if st.paginated {
+                    cx.event(ev)
+                }
+            }
+            RolloutPiece::SearchStarted(mut ev) => {
+                if let Event::ToolStarted { tool_id, .. } = &mut ev
+                    && tool_id.is_empty()
+                {
+                    *tool_id = format!("line:{}", cx.line_no());
+                    st.open_searches.push_back(tool_id.clone());
+                }
+                cx.event(ev);
+            }
+            RolloutPiece::SearchOutput(mut ev) => {
+                if let Event::ToolCompleted { tool_id, .. } = &mut ev {
+                    if tool_id.is_empty() {
+                        // Server-side searches have no ids: they pair in order, as Codex pairs them.
+                        if let Some(open) = st.open_searches.pop_front() {
+                            *tool_id = open;
+                        }
+                    } else {
+                        st.open_searches.retain(|o| o != tool_id);
+                    }
+                }
+                cx.event(ev);
+            }
+        }
     }
 
     /// A line of the history a fork copied from its parent writes no usage, rate limit or
@@ -98,6 +149,19 @@ impl Adapter for Rollout {
 pub(crate) enum RolloutPiece {
     /// The line's part in the history a forked or subagent rollout copies from its parent.
     History(HistoryMark),
+    /// `session_meta.history_mode`: a paginated rollout (Codex ≥ 0.15x's default) writes its
+    /// user, assistant and reasoning text only as `event_msg/item_completed` turn items.
+    HistoryMode {
+        /// `paginated` (or a later `paginated_*` mode).
+        paginated: bool,
+    },
+    /// The text of an `item_completed` turn item (`user_message`, `output_delta`, `reasoning`):
+    /// written only in a paginated rollout.
+    TurnItem(Event),
+    /// A `tool_search_call`'s start; one without an id gets `line:<n>` and waits for its output.
+    SearchStarted(Event),
+    /// A `tool_search_output`; one without an id completes the oldest open search without one.
+    SearchOutput(Event),
 }
 
 impl From<RolloutPiece> for Piece {
@@ -136,6 +200,10 @@ pub(crate) enum HistoryMark {
 #[derive(Debug, Default)]
 pub(crate) struct State {
     copy: Option<HistoryCopy>,
+    /// The rollout is in paginated history mode.
+    paginated: bool,
+    /// Searches started without an id, oldest first.
+    open_searches: std::collections::VecDeque<String>,
 }
 
 /// A forked or subagent rollout's copy of its ancestors' history, being read.
@@ -217,6 +285,9 @@ pub fn map(f: Val<'_>, m: &mut Mapped) {
         }
         "event_msg" => event_msg(p, m),
         "response_item" => response_item(p, m),
+        // `token_usage_record` repeats the figures of the `token_count` written beside it (using
+        // both would count twice); `world_state` is the environment's snapshot.
+        "token_usage_record" | "world_state" | "inter_agent_communication_metadata" => m.heartbeat(),
         _ => m.unknown(UnknownReason::UnrecognizedFrame, None),
     }
 }
@@ -234,6 +305,9 @@ fn session_meta(p: Val<'_>, m: &mut Mapped) {
         .filter(|s| !s.is_empty())
         .map(str::to_owned);
     set_mark(m, HistoryMark::SessionMeta { forked: parent.is_some() });
+    if let Some(mode) = p.str_at("history_mode") {
+        m.push_piece(RolloutPiece::HistoryMode { paginated: mode.starts_with("paginated") });
+    }
     m.push(Event::SessionStarted {
         env: Envelope::default(),
         model: p.string_at("model"),
@@ -300,14 +374,123 @@ fn event_msg(p: Val<'_>, m: &mut Mapped) {
         | "web_search_begin" | "web_search_end" | "view_image_tool_call" | "image_generation_begin"
         | "image_generation_end" | "plan_update" | "turn_diff" | "agent_message_delta" | "agent_reasoning_delta"
         | "agent_reasoning_raw_content_delta" | "agent_reasoning_section_break" | "item_started"
-        | "item_completed" | "entered_review_mode" | "exited_review_mode" | "thread_rolled_back"
+        | "entered_review_mode" | "exited_review_mode" | "thread_rolled_back"
         | "undo_started" | "undo_completed" | "background_event" | "thread_name_updated"
         | "session_configured" | "shutdown_complete" => m.heartbeat(),
+        "item_completed" => turn_item(p, m),
+        // A `/model` switch writes this and no `turn_context`: its model names the usage after it.
+        "thread_settings_applied" => {
+            if let Some(model) = p.path(&["thread_settings", "model"]).and_then(|v| v.str()) {
+                m.pieces.push(Piece::Model(model.to_owned()));
+            }
+            m.heartbeat();
+        }
+        "sub_agent_activity" => sub_agent_activity(p, m),
+        // No goal event in the closed set (Claude's `active_goal` is a heartbeat too).
+        "thread_goal_updated"
+        // Transient events older builds persisted, each carrying nothing the other lines lack.
+        | "dynamic_tool_call_request" | "dynamic_tool_call_response" | "hook_started" | "hook_completed"
+        | "raw_response_item" | "agent_message_content_delta" | "plan_delta" | "reasoning_content_delta"
+        | "reasoning_raw_content_delta" | "patch_apply_updated" | "guardian_assessment" | "thread_skills_updated"
+        | "skills_update_available" | "mcp_startup_update" | "mcp_list_tools_response"
+        | "get_history_entry_response" => m.heartbeat(),
+        k if k.starts_with("realtime_conversation_") || (k.starts_with("list_") && k.ends_with("_response")) => {
+            m.heartbeat()
+        }
+        "model_reroute" => {
+            let from = p.str_at("from_model").unwrap_or("?");
+            let to = p.str_at("to_model").unwrap_or("?");
+            let mut message = format!("model rerouted: {from} → {to}");
+            if let Some(why) = p.str_at("reason") {
+                message.push_str(&format!(" ({why})"));
+            }
+            m.push(diagnostic(Level::Info, "codex.model.reroute", message, Vec::new()));
+        }
+        "guardian_warning" | "deprecation_notice" => {
+            let code = if kind == "guardian_warning" { "codex.guardian.warning" } else { "codex.deprecation" };
+            let message = p.str_at("message").or_else(|| p.str_at("summary")).unwrap_or(kind).to_owned();
+            m.push(diagnostic(Level::Warning, code, message, Vec::new()));
+        }
+        "mcp_startup_complete" => {
+            let failed: Vec<String> = p
+                .array_at("failed")
+                .map(|a| a.filter_map(|f| f.string_at("server")).collect())
+                .unwrap_or_default();
+            if failed.is_empty() {
+                m.heartbeat();
+            } else {
+                let message = format!("MCP servers failed to start: {}", failed.join(", "));
+                m.push(diagnostic(Level::Warning, "codex.mcp.startup-failed", message, failed));
+            }
+        }
         // Subagent bookkeeping (`collab_agent_spawn_end`, `collab_waiting_begin`, …): the
         // spawn / wait calls themselves are `function_call`s.
         k if k.starts_with("collab_") => m.heartbeat(),
         _ => m.unknown(UnknownReason::UnrecognizedFrame, None),
     }
+}
+
+/// A paginated rollout's turn item (`item_completed`): its user, assistant and reasoning text
+/// (written only when the rollout's `session_meta` said `history_mode: paginated`); the other
+/// items are heartbeats (tools come from the `response_item`s, compaction from `compacted`).
+fn turn_item(p: Val<'_>, m: &mut Mapped) {
+    let Some(item) = p.get("item").filter(|i| i.is_object()) else { return m.heartbeat() };
+    let texts = |key: &str, block_types: &[&str]| -> Option<Text> {
+        let parts: Vec<&str> = item
+            .array_at(key)?
+            .filter_map(|b| match b.str() {
+                Some(s) => Some(s),
+                None => b.str_at("type").filter(|t| block_types.contains(t)).and_then(|_| b.str_at("text")),
+            })
+            .filter(|t| !t.is_empty())
+            .collect();
+        (!parts.is_empty()).then(|| Text::from(parts.join("\n")))
+    };
+    let event = match item.str_at("type") {
+        Some("UserMessage") => {
+            texts("content", &["text"]).map(|text| Event::UserMessage { env: Envelope::default(), text })
+        }
+        Some("AgentMessage") => texts("content", &["Text", "text"]).map(|text| Event::OutputDelta {
+            env: Envelope::default(),
+            text,
+            message_id: item.string_at("id"),
+        }),
+        Some("Reasoning") => Some(Event::Reasoning {
+            env: Envelope::default(),
+            text: texts("summary_text", &[]).or_else(|| texts("raw_content", &["text", "reasoning_text"])),
+        }),
+        _ => None,
+    };
+    match event {
+        Some(ev) => m.push_piece(RolloutPiece::TurnItem(ev)),
+        None => m.heartbeat(),
+    }
+}
+
+/// `sub_agent_activity`: what happened to a subagent thread (`kind` `started`, `interacted`,
+/// `interrupted`, `completed`); `event_id` is the spawning or messaging call's id.
+fn sub_agent_activity(p: Val<'_>, m: &mut Mapped) {
+    let (Some(child_id), Some(kind)) = (p.string_at("agent_thread_id"), p.str_at("kind")) else {
+        return m.unknown(UnknownReason::MalformedFrame, None);
+    };
+    let (operation, status) = match kind {
+        "started" => (SubagentOperation::Spawn, SubagentStatus::Running),
+        "interacted" => (SubagentOperation::Message, SubagentStatus::Running),
+        "interrupted" => (SubagentOperation::Close, SubagentStatus::Stopped),
+        "completed" => (SubagentOperation::Update, SubagentStatus::Completed),
+        other => (SubagentOperation::Update, super::subagent_status(other)),
+    };
+    m.push(Event::Subagent {
+        env: Envelope::default(),
+        child_id,
+        operation,
+        status,
+        raw_status: Some(kind.to_owned()),
+        operation_id: p.string_at("event_id"),
+        description: p.string_at("agent_path"),
+        message: None,
+        background: None,
+    });
 }
 
 /// `task_complete` ends the turn: `result` is the last agent message (a third copy of text
@@ -374,9 +557,12 @@ fn response_item(p: Val<'_>, m: &mut Mapped) {
     m.set_frame("response_item", kind);
     match kind {
         // Copies of the `event_msg` text and reasoning; snapshots and compaction bookkeeping.
-        "message" | "reasoning" | "ghost_snapshot" | "compaction" | "compaction_summary" | "context_compaction" => {
-            m.heartbeat()
-        }
+        "message" | "reasoning" | "ghost_snapshot" | "compaction" | "compaction_summary" | "context_compaction"
+        // An inter-agent message (its `sub_agent_activity` is the event), a reasoning-effort
+        // change, tools added to the session, a compaction request.
+        | "agent_message" | "configuration_update" | "additional_tools" | "compaction_trigger" => m.heartbeat(),
+        "tool_search_call" => tool_search_call(p, m),
+        "tool_search_output" => tool_search_output(p, m),
         "function_call" => function_call(p, m),
         "custom_tool_call" => custom_tool_call(p, m),
         "local_shell_call" => local_shell_call(p, m),
@@ -404,6 +590,57 @@ fn response_item(p: Val<'_>, m: &mut Mapped) {
         }
         _ => m.unknown(UnknownReason::UnrecognizedFrame, None),
     }
+}
+
+/// `tool_search_call`: the model searching the session's deferred tools (`arguments` is an
+/// object: `{query, limit}`, `{queries: [{query}]}` or `{paths: […]}`).
+fn tool_search_call(p: Val<'_>, m: &mut Mapped) {
+    let args = p.get("arguments").filter(|a| !a.is_null());
+    let summary = args.and_then(|a| {
+        let first = a.str_at("query").map(str::to_owned).or_else(|| {
+            a.array_at("queries")?.next().and_then(|q| q.str().or_else(|| q.str_at("query"))).map(str::to_owned)
+        });
+        first
+            .or_else(|| {
+                let paths: Vec<&str> = a.array_at("paths")?.filter_map(|x| x.str()).collect();
+                (!paths.is_empty()).then(|| paths.join(", "))
+            })
+            .and_then(|s| one_line(&s))
+    });
+    let input = args.map(|a| match a.str() {
+        Some(s) => decode_embedded(s).unwrap_or_else(|| a.to_json()),
+        None => a.to_json(),
+    });
+    let ev = Event::ToolStarted {
+        env: Envelope::default(),
+        // Server-side searches have `call_id: null` (their item `id`s differ between the call and
+        // its output): they pair in order in the fold.
+        tool_id: p.string_at("call_id").unwrap_or_default(),
+        name: "tool_search".to_owned(),
+        kind: ToolKind::Search,
+        input,
+        summary,
+        synthetic: None,
+    };
+    m.push_piece(RolloutPiece::SearchStarted(ev));
+}
+
+/// `tool_search_output`: the tools found, by name, one per line.
+fn tool_search_output(p: Val<'_>, m: &mut Mapped) {
+    let ok = !matches!(p.str_at("status"), Some("failed" | "incomplete"));
+    let names: Vec<&str> = p.array_at("tools").map(|a| a.filter_map(|t| t.str_at("name")).collect()).unwrap_or_default();
+    let ev = Event::ToolCompleted {
+        env: Envelope::default(),
+        tool_id: p.string_at("call_id").unwrap_or_default(),
+        name: Some("tool_search".to_owned()),
+        kind: Some(ToolKind::Search),
+        ok,
+        output: (!names.is_empty()).then(|| Text::from(names.join("\n"))),
+        exit_code: None,
+        error: if ok { None } else { Some(p.string_at("status").unwrap_or_else(|| "failed".to_owned())) },
+        duration_ms: None,
+    };
+    m.push_piece(RolloutPiece::SearchOutput(ev));
 }
 
 /// The id that pairs a call with its output: `call_id`, else the item's `id`, else none.
@@ -502,6 +739,26 @@ fn custom_tool_call(p: Val<'_>, m: &mut Mapped) {
     };
     let input = p.get("input").filter(|v| !v.is_null()).map(|v| v.to_json());
     m.tool_started(call_id(p), name, tool_kind(name), input, summary);
+}
+
+/// The names of Codex's function and custom tools (`function_call` / `custom_tool_call`
+/// `name`) onto kinds (SPEC §3): `shell` (argv) and the unified `exec_command` / `write_stdin`,
+/// `apply_patch`, `view_image`, `update_plan`, `request_user_input`, the collaboration tools
+/// (`spawn_agent`, `send_input`, `wait`, `close_agent`), `web_search`, `tool_search`;
+/// `mcp__<server>__<tool>` is mcp. Response items that are calls of their own
+/// (`local_shell_call`, `web_search_call`, `tool_search_call`) have their kinds where they are mapped.
+fn tool_kind(name: &str) -> ToolKind {
+    match name {
+        "shell" | "exec_command" | "write_stdin" => ToolKind::Shell,
+        "view_image" => ToolKind::Read,
+        "apply_patch" => ToolKind::Edit,
+        "tool_search" => ToolKind::Search,
+        "web_search" => ToolKind::WebSearch,
+        "spawn_agent" | "send_input" | "wait" | "close_agent" => ToolKind::Task,
+        "update_plan" => ToolKind::Plan,
+        "request_user_input" => ToolKind::Ask,
+        n => unlisted_kind(n),
+    }
 }
 
 fn local_shell_call(p: Val<'_>, m: &mut Mapped) {
@@ -657,3 +914,40 @@ fn seconds_ms(s: f64) -> Option<u64> {
 // ------------------------------------------------------------------------------------------------
 // JSON inside strings
 // ------------------------------------------------------------------------------------------------
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dialect::assert_kinds;
+
+    #[test]
+    fn codex_tool_names() {
+        use ToolKind::*;
+        assert_kinds(
+            tool_kind,
+            &[
+                ("shell", Shell),
+                ("exec_command", Shell),
+                ("write_stdin", Shell),
+                ("view_image", Read),
+                ("apply_patch", Edit),
+                ("tool_search", Search),
+                ("web_search", WebSearch),
+                ("spawn_agent", Task),
+                ("send_input", Task),
+                ("wait", Task),
+                ("close_agent", Task),
+                ("update_plan", Plan),
+                ("request_user_input", Ask),
+                ("mcp__docs__lookup", Mcp),
+                // Codex's MCP resource tools are its own functions, not MCP calls (Gemini's are).
+                ("list_mcp_resources", Other),
+                // Claude's and Gemini's names.
+                ("Bash", Other),
+                ("Read", Other),
+                ("run_shell_command", Other),
+                ("TodoWrite", Other),
+            ],
+        );
+    }
+}

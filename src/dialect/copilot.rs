@@ -496,6 +496,7 @@ pub fn counters(u: Val<'_>) -> Usage {
         output: u.u64_at("outputTokens"),
         reasoning: u.u64_at("reasoningTokens"),
         context: None,
+        ..Usage::default()
     }
 }
 

@@ -15,7 +15,7 @@
 //!   `tool_call.<name>ToolCall` object (`args`, and on completion `result` with one of
 //!   `success`, `failure`, `error`, `rejected`, …), or a generic `function` `{name, arguments}`
 //!   whose `arguments` may be a JSON string (decoded). `name` is the key without `ToolCall`
-//!   (`shellToolCall` → `shell`) or the function's name; `kind` comes from [`kind`]. A rejected
+//!   (`shellToolCall` → `shell`) or the function's name; `kind` comes from [`tool_kind`]. A rejected
 //!   completion may carry no `args` at all. The output is chosen per tool (see `success_output`);
 //!   a structured result with no text field is written as compact JSON.
 //! - `updateTodosToolCall` also gives `plan_updated`; `TODO_STATUS_CANCELLED` has no contract
@@ -26,7 +26,7 @@
 //! - `timestamp_ms` (epoch milliseconds) is the frame's `at`; `result.usage` is camelCase and is
 //!   the turn's aggregate (there is no per-request usage, so no `usage` events).
 
-use super::{Adapter, Claim, Mapped, NO_ID, Piece, failure_kind, one_line, summary, tool_kind};
+use super::{Adapter, Claim, Mapped, NO_ID, Piece, failure_kind, one_line, summary, unlisted_kind};
 use crate::dialect::usage;
 use crate::event::{Envelope, Event, FailureKind, PlanItem, PlanStatus, Text, ToolKind, UnknownReason};
 use crate::read::frame::Val;
@@ -291,24 +291,27 @@ fn find_call(tc: Val<'_>) -> Option<Call<'_>> {
     Some(Call { name: name.to_owned(), args, args_string, body })
 }
 
-/// The call's `kind`, from Cursor's tool names (camelCase keys and the function names of its
-/// hooks), falling back to the shared table.
-pub fn kind(name: &str) -> ToolKind {
+/// The call's `kind`, from Cursor's tool names (SPEC §3): the camelCase keys of its
+/// `<name>ToolCall` objects, the snake_case function names of its agent and hooks
+/// (`run_terminal_cmd`, `read_file`, `edit_file`, `search_replace`, `codebase_search`, …) and
+/// their snake_case spellings (`str_replace`, `update_todos`); `mcp__<server>__<tool>` is mcp.
+pub fn tool_kind(name: &str) -> ToolKind {
     match name {
         "shell" | "bash" | "terminal" | "runTerminalCommand" | "run_terminal_cmd" => ToolKind::Shell,
-        "read" | "readFile" | "ls" | "listDir" | "list_dir" | "list" => ToolKind::Read,
-        "write" | "writeFile" | "createFile" => ToolKind::Write,
-        "edit" | "editFile" | "multiEdit" | "searchReplace" | "strReplace" | "applyPatch" | "delete" | "deleteFile" => {
-            ToolKind::Edit
+        "read" | "readFile" | "read_file" | "ls" | "listDir" | "list_dir" | "list" => ToolKind::Read,
+        "write" | "writeFile" | "createFile" | "create_file" => ToolKind::Write,
+        "edit" | "editFile" | "edit_file" | "multiEdit" | "searchReplace" | "search_replace" | "strReplace"
+        | "str_replace" | "applyPatch" | "delete" | "deleteFile" | "delete_file" => ToolKind::Edit,
+        "grep" | "grep_search" | "ripgrep" | "glob" | "globFileSearch" | "glob_file_search" | "codebaseSearch"
+        | "codebase_search" | "semSearch" | "search" | "fileSearch" | "file_search" | "readsemsearchfiles" => {
+            ToolKind::Search
         }
-        "grep" | "ripgrep" | "glob" | "globFileSearch" | "codebaseSearch" | "semSearch" | "search" | "fileSearch"
-        | "file_search" | "readsemsearchfiles" => ToolKind::Search,
         "fetch" | "webFetch" => ToolKind::Fetch,
-        "webSearch" | "searchWeb" => ToolKind::WebSearch,
+        "webSearch" | "searchWeb" | "web_search" => ToolKind::WebSearch,
         "mcp" => ToolKind::Mcp,
         "task" => ToolKind::Task,
-        "updateTodos" | "todoWrite" => ToolKind::Plan,
-        other => tool_kind(other),
+        "updateTodos" | "update_todos" | "todoWrite" | "todo_write" => ToolKind::Plan,
+        n => unlisted_kind(n),
     }
 }
 
@@ -358,7 +361,7 @@ fn tool_call(f: Val<'_>, m: &mut Mapped) {
         .filter(|id| !id.is_empty())
         .unwrap_or(NO_ID)
         .to_owned();
-    let kind = kind(&call.name);
+    let kind = tool_kind(&call.name);
     let input = match call.args_string {
         Some(s) => crate::read::frame::decode_embedded(s),
         None => call.args.map(|a| a.to_json()),
@@ -393,7 +396,7 @@ fn tool_call(f: Val<'_>, m: &mut Mapped) {
         output: done.output,
         exit_code: done.exit_code,
         error: done.error,
-        duration_ms: None,
+        duration_ms: result.and_then(execution_time),
     });
     // The list after the update, when the CLI echoes it and it is not the one the start gave.
     if kind == ToolKind::Plan {
@@ -414,8 +417,8 @@ fn push_plan(todos: Option<Val<'_>>, m: &mut Mapped) {
             let raw = it.str_at("status").unwrap_or("");
             let status = match raw.strip_prefix("TODO_STATUS_").unwrap_or(raw).to_ascii_lowercase().as_str() {
                 "in_progress" | "active" => PlanStatus::InProgress,
-                // A cancelled item is no longer open work.
-                "completed" | "done" | "cancelled" | "canceled" => PlanStatus::Completed,
+                "completed" | "done" => PlanStatus::Completed,
+                "cancelled" | "canceled" => PlanStatus::Cancelled,
                 _ => PlanStatus::Pending,
             };
             Some(PlanItem { text: text.to_owned(), status })
@@ -476,6 +479,13 @@ fn outcome(name: &str, result: Option<Val<'_>>) -> Outcome {
         (k, _, None) => k.to_owned(),
     };
     Outcome { ok: false, output, exit_code, error: Some(error) }
+}
+
+/// The call's own runtime, `executionTime` (ms) of the result's `success` / `failure` body (shell
+/// calls report it); none is derived from `timestamp_ms` differences (absent means the source
+/// did not say).
+fn execution_time(r: Val<'_>) -> Option<u64> {
+    ["success", "failure"].iter().find_map(|k| present(r, k).and_then(|b| b.u64_at("executionTime")))
 }
 
 /// `stdout` and `stderr` of a shell call, joined by `\n` when both have text.
@@ -597,11 +607,36 @@ mod tests {
 
     #[test]
     fn tool_names_and_kinds() {
-        assert_eq!(kind("shell"), ToolKind::Shell);
-        assert_eq!(kind("updateTodos"), ToolKind::Plan);
-        assert_eq!(kind("mcp"), ToolKind::Mcp);
-        assert_eq!(kind("globFileSearch"), ToolKind::Search);
-        assert_eq!(kind("somethingNew"), ToolKind::Other);
+        assert_eq!(tool_kind("shell"), ToolKind::Shell);
+        assert_eq!(tool_kind("updateTodos"), ToolKind::Plan);
+        assert_eq!(tool_kind("mcp"), ToolKind::Mcp);
+        assert_eq!(tool_kind("globFileSearch"), ToolKind::Search);
+        assert_eq!(tool_kind("somethingNew"), ToolKind::Other);
+        use ToolKind::*;
+        crate::dialect::assert_kinds(
+            tool_kind,
+            &[
+                // The function names of its agent and hooks.
+                ("run_terminal_cmd", Shell),
+                ("read_file", Read),
+                ("list_dir", Read),
+                ("edit_file", Edit),
+                ("search_replace", Edit),
+                ("delete_file", Edit),
+                ("grep_search", Search),
+                ("codebase_search", Search),
+                ("glob_file_search", Search),
+                ("file_search", Search),
+                ("web_search", WebSearch),
+                ("todo_write", Plan),
+                ("mcp__tracker__create_issue", Mcp),
+                // Claude's, Codex's and Gemini's names.
+                ("Bash", Other),
+                ("exec_command", Other),
+                ("run_shell_command", Other),
+                ("TodoWrite", Other),
+            ],
+        );
         let m = mapped(
             r#"{"type":"tool_call","subtype":"started","call_id":"c","tool_call":{"toolCallId":"c","grepToolCall":{"args":{"pattern":"x"}}}}"#,
         );

@@ -109,13 +109,19 @@ mod tests {
     #[test]
     fn structure_decides() {
         assert_eq!(fit_of(r#"{"type":"thread.started","thread_id":"t"}"#).single(), Some(Dialect::Codex));
-        // A bare error fits Codex (preferred) and Gemini: a Gemini stream keeps its dialect.
+        // A bare error fits Codex (preferred), Gemini, droid and Grok: a stream of any of them
+        // keeps its dialect.
         let bare = fit_of(r#"{"type":"error","message":"Reconnecting... 1/5"}"#);
-        assert_eq!(bare.iter().collect::<Vec<_>>(), [Dialect::Codex, Dialect::Gemini]);
+        assert_eq!(bare.iter().collect::<Vec<_>>(), [Dialect::Codex, Dialect::Gemini, Dialect::Droid, Dialect::Grok]);
         let gemini = r#"{"type":"error","timestamp":"2026-11-29T08:30:00.101Z","message":"Quota exceeded"}"#;
         assert_eq!(fit_of(gemini).single(), Some(Dialect::Gemini));
-        assert_eq!(fit_of(r#"{"type":"stream_event","event":{}}"#).single(), Some(Dialect::Claude));
-        assert_eq!(fit_of(r#"{"type":"assistant","message":{},"uuid":"u"}"#).single(), Some(Dialect::Claude));
+        // Claude's marked frames tie with Qwen Code's (which writes the same frames): Claude is
+        // preferred, a Qwen stream keeps its dialect.
+        let claude = [Dialect::Claude, Dialect::Qwen];
+        assert_eq!(fit_of(r#"{"type":"stream_event","event":{}}"#).iter().collect::<Vec<_>>(), claude);
+        assert_eq!(fit_of(r#"{"type":"assistant","message":{},"uuid":"u"}"#).iter().collect::<Vec<_>>(), claude);
+        let qwen = r#"{"type":"system","subtype":"init","session_id":"s","tools":[],"qwen_code_version":"0.25.0"}"#;
+        assert_eq!(fit_of(qwen).single(), Some(Dialect::Qwen));
         assert_eq!(fit_of(r#"{"type":"system","subtype":"init","apiKeySource":"x"}"#).single(), Some(Dialect::Cursor));
         let both = fit_of(r#"{"type":"assistant","message":{}}"#);
         assert!(both.contains(Dialect::Claude) && both.contains(Dialect::Cursor));

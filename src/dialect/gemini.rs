@@ -19,17 +19,59 @@
 //! - Timestamps are RFC 3339 strings; the placeholder `<TIMESTAMP>` of upstream snapshots is
 //!   dropped by the fold.
 
-use super::{Adapter, Claim, Mapped, NO_ID, Piece, content_text, diagnostic, failure_kind, one_line, summary, tool_kind};
+use super::{
+    Adapter, Claim, Cx, Mapped, NO_ID, Own, Piece, content_text, diagnostic, failure_kind, one_line, summary, unlisted_kind,
+};
 use crate::dialect::usage;
-use crate::event::{Envelope, Event, FailureKind, Level, Text, UnknownReason, Usage};
+use crate::event::{Envelope, Event, FailureKind, Level, Text, ToolKind, UnknownReason, Usage};
 use crate::read::frame::Val;
 
 /// The `gemini` dialect.
 pub(crate) struct Gemini;
 
+/// Gemini's own pieces: a turn's error message, for the `result` that fails it without one.
+// Pieces live a moment in a per-line list: boxing the large variant would cost a malloc each.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum GeminiPiece {
+    /// An `error` frame of level error: its message.
+    Error(String),
+    /// A `turn_failed` from a `result` with `status: error` and no `error` object (the CLI's
+    /// agent-session path writes its message only in the `error` frame before it): its error
+    /// and kind become that frame's.
+    FailedTurn(Event),
+}
+
+impl From<GeminiPiece> for Piece {
+    fn from(p: GeminiPiece) -> Piece {
+        Piece::Own(Own::Gemini(p))
+    }
+}
+
+/// The message of the current turn's last `error` frame of level error.
+#[derive(Debug, Default)]
+pub(crate) struct LastError(Option<String>);
+
 impl Adapter for Gemini {
-    type Piece = std::convert::Infallible;
-    type State = ();
+    type Piece = GeminiPiece;
+    type State = LastError;
+
+    fn fold(st: &mut LastError, piece: GeminiPiece, cx: &mut dyn Cx) {
+        match piece {
+            GeminiPiece::Error(message) => st.0 = Some(message),
+            GeminiPiece::FailedTurn(mut ev) => {
+                if let (Event::TurnFailed { error, kind, .. }, Some(last)) = (&mut ev, st.0.take()) {
+                    *kind = Some(failure_kind(&last));
+                    *error = last;
+                }
+                cx.event(ev);
+            }
+        }
+    }
+
+    fn turn_ended(st: &mut LastError) {
+        st.0 = None;
+    }
 
     fn claim(f: Val<'_>, ty: Option<&str>) -> Claim {
         let has = |k: &str| f.get(k).is_some();
@@ -134,7 +176,7 @@ fn tool_use(f: Val<'_>, m: &mut Mapped) {
     let kind = tool_kind(name);
     let input = f.get("parameters").filter(|p| !p.is_null());
     // `list_directory` names a `dir_path`, `web_fetch` a `prompt` holding its URLs.
-    let summary = summary(kind, input).or_else(|| {
+    let summary = own_summary(name, input).or_else(|| summary(kind, input)).or_else(|| {
         let i = input?;
         ["dir_path", "prompt", "description"].iter().find_map(|k| i.str_at(k)).and_then(one_line)
     });
@@ -147,6 +189,52 @@ fn tool_use(f: Val<'_>, m: &mut Mapped) {
     );
     if let Some(extra) = super::call_extra(kind, input) {
         m.push(extra);
+    }
+}
+
+/// Gemini CLI's tool names onto kinds (SPEC §3): its core tools (gemini-cli's
+/// `tool-names.ts`; `search_file_content` is `grep_search`'s older name), MCP tools as
+/// `mcp_<server>_<tool>` (`MCP_TOOL_PREFIX` in `mcp-tool.ts`), MCP resources read through
+/// `read_mcp_resource` / `list_mcp_resources`, and `invoke_agent`, which runs a subagent.
+fn tool_kind(name: &str) -> ToolKind {
+    match name {
+        "run_shell_command" => ToolKind::Shell,
+        "read_file" | "read_many_files" | "list_directory" => ToolKind::Read,
+        "write_file" => ToolKind::Write,
+        "replace" => ToolKind::Edit,
+        "glob" | "grep_search" | "search_file_content" => ToolKind::Search,
+        "web_fetch" => ToolKind::Fetch,
+        "google_web_search" => ToolKind::WebSearch,
+        "invoke_agent" => ToolKind::Task,
+        "write_todos" => ToolKind::Plan,
+        "ask_user" => ToolKind::Ask,
+        "read_mcp_resource" | "list_mcp_resources" => ToolKind::Mcp,
+        n if n.starts_with("mcp_") && n.len() > 4 => ToolKind::Mcp,
+        n => unlisted_kind(n),
+    }
+}
+
+/// The summary of Gemini's own tool names: `server/tool` of an MCP tool (the server is up to the
+/// first `_` after the prefix, as `parseMcpToolName` reads it), `server/uri` of a resource, the
+/// agent an `invoke_agent` runs.
+fn own_summary(name: &str, input: Option<Val<'_>>) -> Option<String> {
+    if let Some(rest) = name.strip_prefix("mcp_").filter(|r| !r.is_empty()) {
+        return Some(match rest.split_once('_') {
+            Some((server, tool)) => super::mcp_summary(Some(server), tool),
+            None => rest.to_owned(),
+        });
+    }
+    let input = input?;
+    match name {
+        "read_mcp_resource" | "list_mcp_resources" => {
+            let server = input.str_at("server");
+            match input.str_at("uri") {
+                Some(uri) => one_line(&super::mcp_summary(server, uri)),
+                None => server.map(str::to_owned),
+            }
+        }
+        "invoke_agent" => input.str_at("agent_name").and_then(one_line),
+        _ => None,
     }
 }
 
@@ -192,6 +280,9 @@ fn error(f: Val<'_>, m: &mut Mapped) {
             Level::Error => "gemini.error",
         }
     };
+    if level == Level::Error {
+        m.push_piece(GeminiPiece::Error(message.clone()));
+    }
     m.push(diagnostic(level, code, message, Vec::new()));
 }
 
@@ -222,7 +313,11 @@ fn result(f: Val<'_>, m: &mut Mapped) {
         "error" => {
             model_usage(stats, |t| usage::non_empty(usage::gemini_stream(t)), m);
             // A failure written by the CLI's error handler reports a duration of 0: no reading.
-            m.push(turn_failed(f.get("error"), turn_usage, duration_ms.filter(|&d| d > 0)));
+            let ev = turn_failed(f.get("error"), turn_usage, duration_ms.filter(|&d| d > 0));
+            match f.get("error").filter(|e| !e.is_null()) {
+                Some(_) => m.push(ev),
+                None => m.push_piece(GeminiPiece::FailedTurn(ev)),
+            }
         }
         _ => m.unknown(UnknownReason::UnrecognizedFrame, None),
     }
@@ -342,5 +437,44 @@ fn json_output(f: Val<'_>, m: &mut Mapped) {
             stop_reason: f.string_at("finish_reason"),
             model_usage: None,
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dialect::assert_kinds;
+
+    #[test]
+    fn gemini_tool_names() {
+        use ToolKind::*;
+        assert_kinds(
+            tool_kind,
+            &[
+                ("run_shell_command", Shell),
+                ("read_file", Read),
+                ("read_many_files", Read),
+                ("list_directory", Read),
+                ("write_file", Write),
+                ("replace", Edit),
+                ("glob", Search),
+                ("grep_search", Search),
+                ("search_file_content", Search),
+                ("web_fetch", Fetch),
+                ("google_web_search", WebSearch),
+                ("invoke_agent", Task),
+                ("write_todos", Plan),
+                ("ask_user", Ask),
+                ("mcp_github_search_issues", Mcp),
+                ("read_mcp_resource", Mcp),
+                ("mcp_", Other),
+                ("save_memory", Other),
+                // Claude's, Codex's and Qwen's names.
+                ("Bash", Other),
+                ("shell", Other),
+                ("edit", Other),
+                ("todo_write", Other),
+            ],
+        );
     }
 }

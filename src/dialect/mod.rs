@@ -4,12 +4,14 @@
 //! one parsed frame to event [`Piece`]s ([`Adapter::map`], stateless, so it runs on any thread
 //! and in any chunk), and folds its own pieces against its own per-stream state in input order
 //! ([`Adapter::fold`]: Claude's partial-message assembly, a transcript's growing usage, Codex's
-//! running token totals, a rollout's copied history, OpenCode's steps). The generic fold in
-//! [`crate::normalize`] keeps only what every dialect shares and offers it to adapters through
+//! running token totals, a rollout's copied history, OpenCode's steps). The generic fold (the
+//! normalizer's, a layer up) keeps only what every dialect shares and offers it to adapters through
 //! [`Cx`]. The registry (`src/dialects.rs`, expanded in [`registry`]) lists the adapters.
 //!
-//! What several adapters need lives here once: tool kinds, summaries, joining content blocks,
-//! failure kinds, plan items, tool outcomes and the tool-call and usage constructors.
+//! Each adapter owns its CLI's tool-name → [`ToolKind`] table (a `tool_kind` function next to
+//! its mapping). What several adapters need lives here once: the rule for names no table lists
+//! ([`unlisted_kind`]: `mcp__*` is mcp), summaries, joining content blocks, failure kinds, plan
+//! items, tool outcomes and the tool-call and usage constructors.
 
 use crate::event::{
     Envelope, Event, FailureKind, Json, Level, PlanItem, PlanStatus, SubagentStatus, Text, ToolKind, UnknownReason,
@@ -389,44 +391,23 @@ impl From<Event> for Piece {
 /// The tool id placeholder for a call that has none; the fold replaces it with `line:<n>`.
 pub const NO_ID: &str = "";
 
-/// Maps a tool name of any CLI onto a [`ToolKind`] (SPEC §3).
-pub fn tool_kind(name: &str) -> ToolKind {
-    if name.starts_with("mcp__") {
-        return ToolKind::Mcp;
-    }
-    match name {
-        // Claude, Codex, Gemini, OpenCode, Cursor (`shellToolCall` → `shell`, see `cursor.rs`).
-        "Bash" | "BashOutput" | "KillShell" | "KillBash" | "shell" | "local_shell" | "local_shell_call"
-        | "exec_command" | "write_stdin" | "run_shell_command" | "command_execution" | "bash" | "terminal" => {
-            ToolKind::Shell
-        }
-        "Read" | "NotebookRead" | "read_file" | "read_many_files" | "view_image" | "LS" | "list_directory" | "read"
-        | "ls" | "list" | "todoread" => ToolKind::Read,
-        "Write" | "write_file" | "write" | "create_file" => ToolKind::Write,
-        "Edit" | "MultiEdit" | "NotebookEdit" | "apply_patch" | "replace" | "edit" | "multiedit" | "patch"
-        | "file_change" | "edit_file" | "delete" | "delete_file" | "search_replace" | "str_replace" => ToolKind::Edit,
-        "Grep"
-        | "Glob"
-        | "glob"
-        | "grep"
-        | "search_file_content"
-        | "grep_search"
-        | "ToolSearch"
-        | "ripgrep"
-        | "glob_file_search"
-        | "codebase_search"
-        | "finder" => ToolKind::Search,
-        "WebFetch" | "web_fetch" | "webfetch" | "fetch" => ToolKind::Fetch,
-        "WebSearch" | "web_search" | "google_web_search" | "websearch" | "codesearch" | "web_search_call" => {
-            ToolKind::WebSearch
-        }
-        "Task" | "Agent" | "task" | "spawn_agent" | "send_input" | "wait" | "close_agent" | "collab_tool_call" => {
-            ToolKind::Task
-        }
-        "TodoWrite" | "update_plan" | "todo_list" | "ExitPlanMode" | "write_todos" | "todowrite" | "update_todos"
-        | "todo_write" => ToolKind::Plan,
-        "AskUserQuestion" | "request_user_input" | "question" | "ask_user" => ToolKind::Ask,
-        _ => ToolKind::Other,
+/// The kind of a tool name that a dialect's own table does not list (SPEC §3): `mcp` for
+/// `mcp__<server>__<tool>`, the MCP naming of Claude Code and Codex that other CLIs copy, else
+/// `other`. Each dialect's `tool_kind` ends with it; a name is never looked up in another CLI's
+/// table unless the dialect says so.
+pub fn unlisted_kind(name: &str) -> ToolKind {
+    if name.starts_with("mcp__") { ToolKind::Mcp } else { ToolKind::Other }
+}
+
+/// A dialect's tool-name table, for mappings that one dialect lends another (Claude's content
+/// blocks read with Qwen's names).
+pub(crate) type ToolKinds = fn(&str) -> ToolKind;
+
+/// Asserts that `table` maps each name to its kind (the dialects' table tests).
+#[cfg(test)]
+pub(crate) fn assert_kinds(table: ToolKinds, cases: &[(&str, ToolKind)]) {
+    for &(name, kind) in cases {
+        assert_eq!(table(name), kind, "{name}");
     }
 }
 
@@ -480,7 +461,7 @@ pub fn text_line(t: &Text) -> Option<String> {
     let mut decoded = String::new();
     while want < inner.len() {
         decoded.clear();
-        crate::read::scan::unescape(&inner[..escape_boundary(inner, want)], &mut decoded);
+        crate::event::json::unescape(&inner[..escape_boundary(inner, want)], &mut decoded);
         if let Some(line) = settled_line(&decoded) {
             return line;
         }
@@ -572,12 +553,12 @@ pub fn plan_items(list: Val<'_>) -> Option<Vec<PlanItem>> {
         .array()?
         .filter_map(|it| {
             let text = ["content", "text", "step", "description"].iter().find_map(|k| it.str_at(k))?;
-            let status = match (it.str_at("status"), it.bool_at("completed")) {
-                // A cancelled item is no longer to be done: `completed` (the contract has no
-                // `cancelled`); the same rule in every dialect.
-                (Some("completed" | "done" | "cancelled" | "canceled"), _) | (None, Some(true)) => {
-                    PlanStatus::Completed
-                }
+            // `TODO_STATUS_CANCELLED` (Cursor's enum spelling) reads as `cancelled`.
+            let raw = it.str_at("status").map(|s| s.strip_prefix("TODO_STATUS_").unwrap_or(s).to_ascii_lowercase());
+            let status = match (raw.as_deref(), it.bool_at("completed")) {
+                (Some("completed" | "done"), _) | (None, Some(true)) => PlanStatus::Completed,
+                // The same rule in every dialect (SPEC §3 `plan_updated`).
+                (Some("cancelled" | "canceled"), _) => PlanStatus::Cancelled,
                 (Some("in_progress" | "active"), _) => PlanStatus::InProgress,
                 _ => PlanStatus::Pending,
             };
@@ -625,12 +606,13 @@ mod tests {
     use proptest::prelude::Just;
 
     #[test]
-    fn kinds() {
-        assert_eq!(tool_kind("Bash"), ToolKind::Shell);
-        assert_eq!(tool_kind("mcp__github__search"), ToolKind::Mcp);
-        assert_eq!(tool_kind("MultiEdit"), ToolKind::Edit);
-        assert_eq!(tool_kind("Agent"), ToolKind::Task);
-        assert_eq!(tool_kind("Frobnicate"), ToolKind::Other);
+    fn unlisted_names_are_mcp_only_by_prefix() {
+        assert_eq!(unlisted_kind("mcp__github__search"), ToolKind::Mcp);
+        assert_eq!(unlisted_kind("mcp__"), ToolKind::Mcp);
+        // No CLI's names are known here: a name some CLI uses is `other` to the rule.
+        for name in ["Bash", "shell", "run_shell_command", "mcp_github_search", "Frobnicate", ""] {
+            assert_eq!(unlisted_kind(name), ToolKind::Other, "{name}");
+        }
     }
 
     #[test]
@@ -686,6 +668,22 @@ mod tests {
             proptest::prop_assert_eq!(t.as_str(), text.as_str());
             proptest::prop_assert_eq!(text_line(&t), one_line(&text));
         }
+    }
+
+    #[test]
+    fn cancelled_plan_items_stay_cancelled() {
+        let mut p = Parser::default();
+        p.with_frame(
+            br#"{"todos":[{"content":"a","status":"cancelled"},{"content":"b","status":"canceled"},{"content":"c","status":"TODO_STATUS_CANCELLED"},{"content":"d","status":"completed"}]}"#,
+            |v| {
+                let items = plan_items(v.unwrap().get("todos").unwrap()).unwrap();
+                let st: Vec<PlanStatus> = items.iter().map(|i| i.status).collect();
+                assert_eq!(
+                    st,
+                    [PlanStatus::Cancelled, PlanStatus::Cancelled, PlanStatus::Cancelled, PlanStatus::Completed]
+                );
+            },
+        );
     }
 
     #[test]

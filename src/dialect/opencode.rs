@@ -18,9 +18,9 @@
 //!   ([`StepPiece::StepFinish`]). `done` completes a turn that has no `turn_completed` yet.
 //! - `tokens.output` leaves reasoning out; SPEC §4 adds it back (`usage::opencode`).
 
-use super::{Adapter, Claim, Cx, Mapped, NO_ID, Own, Piece, content_text, failure_kind, one_line, summary, tool_kind};
+use super::{Adapter, Claim, Cx, Mapped, NO_ID, Own, Piece, content_text, failure_kind, one_line, summary, unlisted_kind};
 use crate::dialect::usage;
-use crate::event::{Envelope, Event, FailureKind, UnknownReason, Usage};
+use crate::event::{Envelope, Event, FailureKind, Level, ToolKind, UnknownReason, Usage};
 use crate::read::frame::Val;
 
 /// The `opencode` dialect.
@@ -68,11 +68,25 @@ impl Adapter for Opencode {
                     cx.event(steps.turn_completed(None));
                 }
             }
+            StepPiece::Call { call_id, part_id, mut events } => {
+                if let Some(id) = steps.calls.tool_id(call_id, part_id) {
+                    for ev in &mut events {
+                        if let Event::ToolStarted { tool_id, .. } | Event::ToolCompleted { tool_id, .. } = ev {
+                            tool_id.clone_from(&id);
+                        }
+                    }
+                }
+                for ev in events {
+                    cx.event(ev);
+                }
+            }
         }
     }
 
     fn turn_ended(steps: &mut Steps) {
-        *steps = Steps::default();
+        // The call ids seen outlive the turn: providers reuse theirs in later turns.
+        let calls = std::mem::take(&mut steps.calls);
+        *steps = Steps { calls, ..Steps::default() };
     }
 }
 
@@ -98,6 +112,18 @@ pub(crate) enum StepPiece {
     },
     /// The agent went idle (`done`): a `turn_completed` when the turn has none yet.
     Done,
+    /// A finished call's events (`tool_started`, its plan / question, `tool_completed`), keyed by
+    /// `part.callID`; when another part already used that `callID` (providers whose ids are only
+    /// unique within one response, `run_shell_command_0`, …), they are keyed by the part's own
+    /// `part.id` instead, so the call is not taken for a repeat and keeps its outcome.
+    Call {
+        /// `part.callID`.
+        call_id: Option<String>,
+        /// `part.id`.
+        part_id: Option<String>,
+        /// The call's events, keyed by `call_id` (else `part_id`).
+        events: Vec<Event>,
+    },
 }
 
 impl From<StepPiece> for Piece {
@@ -111,6 +137,34 @@ impl From<StepPiece> for Piece {
 pub(crate) struct Steps {
     usage: Option<Usage>,
     cost: Option<f64>,
+    calls: CallIds,
+}
+
+/// Which part first used each `callID` in the stream.
+#[derive(Debug, Default)]
+struct CallIds(std::collections::HashMap<String, String>);
+
+/// A bound on the `callID`s remembered (a long stream of unique ids would grow the map forever;
+/// reuse happens within a session's recent turns).
+const CALL_IDS_KEPT: usize = 1 << 14;
+
+impl CallIds {
+    /// The id a part's call is keyed by when it is not its `callID`: its own `part.id`, when
+    /// another part already used the `callID`.
+    fn tool_id(&mut self, call_id: Option<String>, part_id: Option<String>) -> Option<String> {
+        let (call_id, part_id) = (call_id?, part_id?);
+        match self.0.get(&call_id) {
+            Some(first) if *first != part_id => Some(part_id),
+            Some(_) => None,
+            None => {
+                if self.0.len() >= CALL_IDS_KEPT {
+                    self.0.clear();
+                }
+                self.0.insert(call_id, part_id);
+                None
+            }
+        }
+    }
 }
 
 impl Steps {
@@ -123,7 +177,8 @@ impl Steps {
 
     /// The turn's `turn_completed`, with the sums; starts a new turn.
     fn turn_completed(&mut self, stop_reason: Option<String>) -> Event {
-        let Steps { usage, cost } = std::mem::take(self);
+        let usage = self.usage.take();
+        let cost = self.cost.take();
         Event::TurnCompleted {
             env: Envelope::default(),
             usage,
@@ -171,9 +226,39 @@ pub fn map(f: Val<'_>, m: &mut Mapped) {
         ("tool_use", Some(p)) => tool_use(p, m),
         ("step_finish", Some(p)) => step_finish(p, m),
         ("error", _) => error(f, m),
-        ("done", _) => m.push_piece(StepPiece::Done),
+        ("done", _) => {
+            m.push_piece(StepPiece::Done);
+            // Permissions `opencode run` auto-rejected (it asks nobody): `question`, `plan_enter`, …
+            let rejected: Vec<String> =
+                f.array_at("rejected").map(|a| a.filter_map(|r| r.str().map(str::to_owned)).collect()).unwrap_or_default();
+            if !rejected.is_empty() {
+                let mut names = rejected.clone();
+                names.sort();
+                names.dedup();
+                let message = format!("permission auto-rejected: {}", names.join(", "));
+                m.push(super::diagnostic(Level::Warning, "opencode.permission.rejected", message, rejected));
+            }
+        }
         ("text" | "reasoning" | "tool_use" | "step_finish", None) => m.unknown(UnknownReason::MalformedFrame, None),
         _ => m.unknown(UnknownReason::UnrecognizedFrame, None),
+    }
+}
+
+/// OpenCode's tool ids (`part.tool`) onto kinds (SPEC §3): its built-in tools, all lowercase
+/// (`apply_patch` is what it gives GPT models instead of `edit`); `mcp__<server>__<tool>` is mcp.
+fn tool_kind(name: &str) -> ToolKind {
+    match name {
+        "bash" => ToolKind::Shell,
+        "read" | "list" | "todoread" => ToolKind::Read,
+        "write" => ToolKind::Write,
+        "edit" | "multiedit" | "patch" | "apply_patch" => ToolKind::Edit,
+        "glob" | "grep" => ToolKind::Search,
+        "webfetch" => ToolKind::Fetch,
+        "websearch" | "codesearch" => ToolKind::WebSearch,
+        "task" => ToolKind::Task,
+        "todowrite" => ToolKind::Plan,
+        "question" => ToolKind::Ask,
+        n => unlisted_kind(n),
     }
 }
 
@@ -181,8 +266,10 @@ fn tool_use(p: Val<'_>, m: &mut Mapped) {
     let (Some(name), Some(state)) = (p.str_at("tool"), p.get("state").filter(|s| s.is_object())) else {
         return m.unknown(UnknownReason::MalformedFrame, None);
     };
-    let tool_id = p.string_at("callID").or_else(|| p.string_at("id")).unwrap_or_else(|| NO_ID.to_owned());
+    let (call_id, part_id) = (p.string_at("callID"), p.string_at("id"));
+    let tool_id = call_id.clone().or_else(|| part_id.clone()).unwrap_or_else(|| NO_ID.to_owned());
     let kind = tool_kind(name);
+    let before = m.pieces.len();
     let input = state.get("input").filter(|v| !v.is_null());
     // The command, path, pattern, … as for every CLI (OpenCode spells paths `filePath`), else
     // the title OpenCode shows for the call.
@@ -228,6 +315,16 @@ fn tool_use(p: Val<'_>, m: &mut Mapped) {
         error,
         duration_ms,
     });
+    // The call's events go through the fold together, which knows the `callID`s used so far.
+    let events = m
+        .pieces
+        .drain(before..)
+        .filter_map(|p| match p {
+            Piece::Event(e) => Some(e),
+            _ => None,
+        })
+        .collect();
+    m.push_piece(StepPiece::Call { call_id, part_id, events });
 }
 
 fn step_finish(p: Val<'_>, m: &mut Mapped) {
@@ -281,4 +378,44 @@ fn error(f: Val<'_>, m: &mut Mapped) {
         duration_ms: None,
         model_usage: None,
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dialect::assert_kinds;
+
+    #[test]
+    fn opencode_tool_names() {
+        use ToolKind::*;
+        assert_kinds(
+            tool_kind,
+            &[
+                ("bash", Shell),
+                ("read", Read),
+                ("list", Read),
+                ("todoread", Read),
+                ("write", Write),
+                ("edit", Edit),
+                ("multiedit", Edit),
+                ("patch", Edit),
+                ("apply_patch", Edit),
+                ("glob", Search),
+                ("grep", Search),
+                ("webfetch", Fetch),
+                ("websearch", WebSearch),
+                ("codesearch", WebSearch),
+                ("task", Task),
+                ("todowrite", Plan),
+                ("question", Ask),
+                ("mcp__tracker__create_issue", Mcp),
+                ("skill", Other),
+                // Claude's, Codex's and Gemini's names.
+                ("Bash", Other),
+                ("shell", Other),
+                ("read_file", Other),
+                ("web_fetch", Other),
+            ],
+        );
+    }
 }

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::event::{ModelUsage, Usage};
+use crate::event::{ModelUsage, ServiceTier, Usage};
 use crate::read::frame::Val;
 
 /// Claude's `usage` object (`input_tokens`, `cache_read_input_tokens`,
@@ -20,6 +20,11 @@ pub fn claude(u: Val<'_>) -> Usage {
         output: u.u64_at("output_tokens"),
         reasoning: None,
         context: None,
+        cache_write_1h: u
+            .path(&["cache_creation", "ephemeral_1h_input_tokens"])
+            .and_then(|v| v.u64())
+            .filter(|&n| n > 0),
+        service_tier: u.str_at("service_tier").and_then(ServiceTier::from_name),
     }
 }
 
@@ -38,6 +43,8 @@ pub fn codex(u: Val<'_>) -> Usage {
         output: u.u64_at("output_tokens"),
         reasoning: u.u64_at("reasoning_output_tokens"),
         context: None,
+        cache_write_1h: None,
+        service_tier: u.str_at("service_tier").and_then(ServiceTier::from_name),
     }
 }
 
@@ -55,6 +62,7 @@ pub fn gemini_stream(s: Val<'_>) -> Usage {
         output: s.u64_at("output_tokens"),
         reasoning: None,
         context: None,
+        ..Usage::default()
     }
 }
 
@@ -77,6 +85,7 @@ pub fn gemini_json(t: Val<'_>) -> Usage {
         },
         reasoning: thoughts,
         context: None,
+        ..Usage::default()
     }
 }
 
@@ -95,6 +104,7 @@ pub fn opencode(t: Val<'_>) -> Usage {
         },
         reasoning,
         context: None,
+        ..Usage::default()
     }
 }
 
@@ -108,6 +118,7 @@ pub fn cursor(u: Val<'_>) -> Usage {
         output: u.u64_at("outputTokens"),
         reasoning: None,
         context: None,
+        ..Usage::default()
     }
 }
 
@@ -184,11 +195,13 @@ impl RunningCost {
     }
 }
 
-/// The sum of two usages, figure by figure (absent only where both are).
+/// The sum of two usages, figure by figure (absent only where both are). Saturating: hostile
+/// figures near `u64::MAX` pin the sum at the maximum instead of dropping the figure (a sum that
+/// lost a figure would under-report what was billed).
 pub fn add(a: Usage, b: Usage) -> Usage {
     let s = |x: Option<u64>, y: Option<u64>| match (x, y) {
         (None, None) => None,
-        (x, y) => x.unwrap_or(0).checked_add(y.unwrap_or(0)),
+        (x, y) => Some(x.unwrap_or(0).saturating_add(y.unwrap_or(0))),
     };
     Usage {
         input: s(a.input, b.input),
@@ -197,6 +210,24 @@ pub fn add(a: Usage, b: Usage) -> Usage {
         output: s(a.output, b.output),
         reasoning: s(a.reasoning, b.reasoning),
         context: None,
+        cache_write_1h: s(a.cache_write_1h, b.cache_write_1h),
+        service_tier: if a.service_tier == b.service_tier || b.is_empty() {
+            a.service_tier
+        } else if a.is_empty() {
+            b.service_tier
+        } else {
+            None
+        },
+    }
+}
+
+/// A Claude stream message's figure from its `message_start` (`start`) or, where that is absent
+/// or zero and the `message_delta` (`delta`) carries a non-zero one, from the delta (SPEC §3:
+/// some builds send zeros in `message_start` and the real input and cache figures at the end).
+pub fn start_or_delta(start: Option<u64>, delta: Option<u64>) -> Option<u64> {
+    match (start, delta) {
+        (Some(0) | None, Some(d)) if d > 0 => Some(d),
+        (s, d) => s.or(d),
     }
 }
 
@@ -219,6 +250,8 @@ pub fn minus(a: Usage, b: Usage) -> Usage {
         output: d(a.output, b.output),
         reasoning: d(a.reasoning, b.reasoning),
         context: None,
+        cache_write_1h: d(a.cache_write_1h, b.cache_write_1h),
+        service_tier: a.service_tier,
     }
 }
 /// The larger of `a` and `b` figure by figure (absent only where both are).
@@ -234,6 +267,8 @@ pub fn max_each(a: Usage, b: Usage) -> Usage {
         output: m(a.output, b.output),
         reasoning: m(a.reasoning, b.reasoning),
         context: None,
+        cache_write_1h: m(a.cache_write_1h, b.cache_write_1h),
+        service_tier: a.service_tier.or(b.service_tier),
     }
 }
 
@@ -308,6 +343,24 @@ mod tests {
             fold(r#"{"inputTokens":4,"outputTokens":122,"cacheReadTokens":13535,"cacheWriteTokens":15844}"#, cursor);
         assert_eq!(with_context(c).context, Some(29383));
         assert_eq!(add(o, o).output, Some(22));
+    }
+
+    #[test]
+    fn sums_saturate_instead_of_dropping_a_figure() {
+        let big = Usage { input: Some(u64::MAX - 1), output: Some(1), ..Usage::default() };
+        let s = add(big, big);
+        assert_eq!(s.input, Some(u64::MAX), "a figure that overflows is pinned, not lost");
+        assert_eq!(s.output, Some(2));
+    }
+
+    #[test]
+    fn stream_figures_come_from_the_delta_where_the_start_has_zeros() {
+        assert_eq!(start_or_delta(Some(0), Some(1200)), Some(1200));
+        assert_eq!(start_or_delta(None, Some(5)), Some(5));
+        assert_eq!(start_or_delta(Some(7), Some(1200)), Some(7), "a real start figure wins");
+        assert_eq!(start_or_delta(Some(0), Some(0)), Some(0));
+        assert_eq!(start_or_delta(Some(0), None), Some(0));
+        assert_eq!(start_or_delta(None, None), None);
     }
 
     #[test]

@@ -66,7 +66,7 @@ pub(crate) fn decode_quoted(quoted: &str) -> String {
         return inner.to_owned();
     }
     let mut out = String::with_capacity(inner.len());
-    crate::read::scan::unescape(inner, &mut out);
+    unescape(inner, &mut out);
     out
 }
 
@@ -131,7 +131,7 @@ impl Field for Dialect {
 impl Field for Usage {
     fn write_field(&self, key: &str, out: &mut Vec<u8>) {
         out.extend_from_slice(key.as_bytes());
-        let Usage { input, cache_read, cache_write, output, reasoning, context } = self;
+        let Usage { input, cache_read, cache_write, output, reasoning, context, cache_write_1h, service_tier } = self;
         let start = out.len();
         out.push(b'{');
         input.write_field(",\"input\":", out);
@@ -140,6 +140,8 @@ impl Field for Usage {
         output.write_field(",\"output\":", out);
         reasoning.write_field(",\"reasoning\":", out);
         context.write_field(",\"context\":", out);
+        cache_write_1h.write_field(",\"cache_write_1h\":", out);
+        service_tier.write_field(",\"service_tier\":", out);
         // The first member's comma goes.
         if out.len() > start + 1 {
             out.remove(start + 1);
@@ -167,6 +169,7 @@ via_serde!(
     i64,
     f64,
     ToolKind,
+    crate::event::ServiceTier,
     SubagentOperation,
     SubagentStatus,
     UsageScope,
@@ -232,6 +235,77 @@ pub(crate) fn push_str(out: &mut Vec<u8>, s: &str) {
     } else {
         let _ = serde_json::to_writer(&mut *out, s);
     }
+}
+
+/// Four hex digits at `i`.
+pub(crate) fn hex4(line: &[u8], i: usize) -> Option<u16> {
+    let h = line.get(i..i + 4)?;
+    let mut v = 0u16;
+    for &c in h {
+        v = v << 4 | (c as char).to_digit(16)? as u16;
+    }
+    Some(v)
+}
+
+/// Decodes the inside of a string literal the scanner accepted (quotes excluded) into `out`.
+///
+/// Runs between escapes are copied as they are (a backslash is ASCII, so every cut is at a
+/// character boundary); each escape adds one character.
+pub fn unescape(inner: &str, out: &mut String) {
+    let bytes = inner.as_bytes();
+    let mut i = 0;
+    while let Some(p) = memchr::memchr(b'\\', &bytes[i..]) {
+        let at = i + p;
+        out.push_str(inner.get(i..at).unwrap_or_default());
+        let c = bytes.get(at + 1).copied().unwrap_or(b'\\');
+        i = at + 2;
+        let ch = match c {
+            b'b' => '\u{8}',
+            b'f' => '\u{c}',
+            b'n' => '\n',
+            b'r' => '\r',
+            b't' => '\t',
+            b'u' => {
+                let hi = u32::from(hex4(bytes, at + 2).unwrap_or(0xfffd));
+                i = at + 6;
+                let cp = if (0xD800..0xDC00).contains(&hi) {
+                    let lo = u32::from(hex4(bytes, at + 8).unwrap_or(0xDC00));
+                    i = at + 12;
+                    0x10000 + ((hi - 0xD800) << 10) + (lo.wrapping_sub(0xDC00) & 0x3ff)
+                } else {
+                    hi
+                };
+                char::from_u32(cp).unwrap_or('\u{fffd}')
+            }
+            other => char::from(other),
+        };
+        out.push(ch);
+    }
+    out.push_str(inner.get(i..).unwrap_or_default());
+}
+
+/// The length of `inner` (a string literal the scanner accepted, quotes excluded) once decoded,
+/// without decoding it.
+pub fn unescaped_len(inner: &[u8]) -> usize {
+    let mut len = inner.len();
+    let mut i = 0;
+    while let Some(p) = memchr::memchr(b'\\', &inner[i..]) {
+        let at = i + p;
+        if inner.get(at + 1) != Some(&b'u') {
+            len -= 1;
+            i = at + 2;
+            continue;
+        }
+        let hi = hex4(inner, at + 2).unwrap_or(0xfffd);
+        if (0xD800..0xDC00).contains(&hi) {
+            len -= 12 - 4;
+            i = at + 12;
+        } else {
+            len -= 6 - char::from_u32(u32::from(hi)).map_or(3, char::len_utf8);
+            i = at + 6;
+        }
+    }
+    len
 }
 
 #[cfg(test)]
@@ -304,6 +378,8 @@ mod tests {
             output: None,
             reasoning: Some(2),
             context: None,
+            cache_write_1h: Some(3),
+            service_tier: Some(crate::event::ServiceTier::Priority),
         };
         let some = |x: &str| Some(x.to_owned());
         let json = Json::from_trusted(serde_json::json!({ s: [s, n, f, null] }).to_string());

@@ -151,6 +151,40 @@ pub struct Usage {
     /// On `usage` events: `input + cache_read + cache_write`, the context the provider saw.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<u64>,
+    /// Extension: the part of `cache_write` written to the 1-hour cache (Claude
+    /// `cache_creation.ephemeral_1h_input_tokens`), billed at twice the input rate where the
+    /// 5-minute write costs 1.25×. Present only where the log reports a non-zero part.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_write_1h: Option<u64>,
+    /// Extension: the service tier that served the request where the log names one other than
+    /// the standard tier (`priority`, `flex`, `batch`); it changes the price.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_tier: Option<ServiceTier>,
+}
+
+/// Extension: a non-standard service tier (Claude `usage.service_tier`, OpenAI `service_tier`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ServiceTier {
+    /// Priority processing: a higher price for lower latency.
+    Priority,
+    /// Flex processing: a lower price for slower responses.
+    Flex,
+    /// Batch processing.
+    Batch,
+}
+
+impl ServiceTier {
+    /// The tier a log names, `None` for the standard tier (`standard`, `default`, `auto`) or an
+    /// unknown name.
+    pub fn from_name(s: &str) -> Option<ServiceTier> {
+        match s {
+            "priority" => Some(ServiceTier::Priority),
+            "flex" => Some(ServiceTier::Flex),
+            "batch" => Some(ServiceTier::Batch),
+            _ => None,
+        }
+    }
 }
 
 /// Extension: one model's counters from Claude's `result.modelUsage`, in the §4 vocabulary.
@@ -220,6 +254,8 @@ pub enum PlanStatus {
     Pending,
     InProgress,
     Completed,
+    /// Dropped before it was done (SPEC §3: Gemini, OpenCode, Cursor `TODO_STATUS_CANCELLED`).
+    Cancelled,
 }
 
 /// One item of a plan / todo list.

@@ -54,6 +54,10 @@ struct Core {
     deferred: Vec<(Event, u64)>,
     /// Envelope facts of the frame being applied.
     cur: Current,
+    /// `--raw`: the line's text, lent to each event of the line in turn and taken back (so that
+    /// a line of thousands of events is one copy, not one per event), keyed by its line number
+    /// and length.
+    raw_lent: Option<(u64, usize, Text)>,
     /// The model the stream last named for its requests.
     model: Option<String>,
     /// `--redact`'s memory of text arriving in pieces.
@@ -236,6 +240,7 @@ impl Fold {
                 turn_started: false,
                 deferred: Vec::new(),
                 cur: Current::default(),
+                raw_lent: None,
                 model: None,
                 redaction: Default::default(),
                 survey: None,
@@ -578,19 +583,20 @@ impl Core {
     fn emit_line(&mut self, ev: &mut Event, dialect: Option<Dialect>, line_no: u64, line: &[u8], sink: &mut dyn Sink) {
         let line_text = || Text::from(String::from_utf8_lossy(line).into_owned());
         // `unknown` and `diagnostic` carry the line in their own `raw`.
-        let mut env_raw = self.opts.raw.then(line_text);
+        let mut env_raw = None;
         match ev {
-            Event::Diagnostic { raw, .. } => {
-                *raw = line_text();
-                env_raw = None;
-            }
-            Event::Unknown { .. } => {
-                self.unknown += 1;
-                env_raw = None;
+            Event::Diagnostic { raw, .. } => *raw = line_text(),
+            Event::Unknown { .. } => self.unknown += 1,
+            _ if self.opts.raw => {
+                env_raw = Some(match self.raw_lent.take() {
+                    Some((n, len, t)) if n == line_no && len == line.len() => t,
+                    _ => line_text(),
+                });
             }
             _ => {}
         }
         if !self.opts.filter.allows(ev.type_name()) {
+            self.raw_lent = env_raw.map(|t| (line_no, line.len(), t));
             return;
         }
         let env = ev.env_mut();
@@ -602,6 +608,8 @@ impl Core {
         let env = ev.env_mut();
         self.cur.parent_tool_id = env.parent_tool_id.take();
         self.cur.at = env.at.take();
+        // Taken back for the line's next event (with what `--redact` masked in it so far).
+        self.raw_lent = env.raw.take().map(|t| (line_no, line.len(), t));
     }
 
     fn emit(&mut self, mut ev: Event, line: Option<(u64, Option<Dialect>)>, sink: &mut dyn Sink) {

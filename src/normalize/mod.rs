@@ -7,9 +7,10 @@
 //!   already streamed, usage already counted, tools already started, last rate-limit readings,
 //!   counters. It fills the envelope and hands events to a [`Sink`].
 //!
-//! [`Normalizer`] joins them for one stream fed in arbitrary byte chunks: it splits lines with
-//! memchr, handles CRLF, a BOM, blank lines, a last line without newline and lines over the
-//! size limit, and writes `run_started` / `run_ended`.
+//! [`Normalizer`] joins them for one stream fed in arbitrary byte chunks: it cuts lines by the
+//! rules of `read::lines` (CRLF, a BOM, the size limit; the all-cores path cuts by the same),
+//! handles blank lines, a last line without newline, lines over the size limit and documents,
+//! and writes `run_started` / `run_ended`.
 
 mod fold;
 pub mod parallel;
@@ -24,6 +25,7 @@ use crate::dialect::{self, Mapped};
 use crate::event::sink::Sink;
 use crate::event::{Dialect, Event, UnknownReason};
 use crate::read::frame::{NotFrame, Parser};
+use crate::read::lines;
 
 /// Default `--max-line-bytes`: 64 MiB.
 pub const DEFAULT_MAX_LINE_BYTES: usize = 64 << 20;
@@ -367,29 +369,24 @@ impl Normalizer {
     }
 
     /// Feeds the next bytes of the stream; writes the events of every line they complete.
-    pub fn feed(&mut self, mut chunk: &[u8], sink: &mut dyn Sink) {
+    pub fn feed(&mut self, chunk: &[u8], sink: &mut dyn Sink) {
         self.ensure_started(sink);
         if self.fold.options().observed_at {
             self.fold.set_observed_at(crate::read::time::now());
         }
-        while !chunk.is_empty() {
-            let nl = memchr::memchr(b'\n', chunk);
-            let (part, rest, complete) = match nl {
-                Some(i) => (&chunk[..i], &chunk[i + 1..], true),
-                None => (chunk, &chunk[chunk.len()..], false),
-            };
-            chunk = rest;
+        for (part, complete) in lines::pieces(chunk) {
+            let limit = lines::limit(part, self.max_line);
             if let Some(skipped) = &mut self.overlong {
                 *skipped += part.len() as u64;
                 // The sample is the line's first 1024 bytes however the line was split.
                 let head = 1024usize.saturating_sub(self.carry.len()).min(part.len());
                 self.carry.extend_from_slice(&part[..head]);
-            } else if self.carry.is_empty() && complete && part.len() <= self.max_line {
+            } else if self.carry.is_empty() && complete && part.len() <= limit {
                 // The common case: a whole line inside the chunk, no copy.
                 self.whole_line(part, sink);
                 continue;
             } else {
-                let room = self.max_line.saturating_sub(self.carry.len());
+                let room = limit.saturating_sub(self.carry.len());
                 if part.len() > room {
                     let head = 1024usize.saturating_sub(self.carry.len()).min(part.len());
                     self.carry.extend_from_slice(&part[..head]);
@@ -440,12 +437,7 @@ impl Normalizer {
     /// Normalizes one whole line (without its `\n`) that the splitter cut.
     fn whole_line(&mut self, mut line: &[u8], sink: &mut dyn Sink) {
         self.line_no += 1;
-        if self.line_no == 1 {
-            line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
-        }
-        if !self.at_eof {
-            line = line.strip_suffix(b"\r").unwrap_or(line);
-        }
+        line = lines::content(line, self.line_no == 1, !self.at_eof);
         if let Some(doc) = &mut self.doc {
             doc.bytes.push(b'\n');
             doc.bytes.extend_from_slice(line);
@@ -593,5 +585,15 @@ impl<R: std::io::Read> Iterator for Events<R> {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn decoded_lines_and_the_fold_can_move_to_other_threads() {
+        fn send<T: Send>() {}
+        send::<super::Decoded>();
+        send::<super::Fold>();
     }
 }

@@ -28,6 +28,7 @@ use crate::event::Dialect;
 use crate::event::sink::Sink;
 use crate::normalize::{Decoded, Normalizer, decode};
 use crate::read::frame::Parser;
+use crate::read::lines;
 
 /// One line of a chunk, decoded ahead of the fold.
 #[derive(Debug)]
@@ -71,23 +72,15 @@ pub fn predecode(
     }
     let mut lines = Vec::new();
     let mut first = at_start && !mid_line;
-    let mut start = 0;
     // The tail after the last `\n` is a line the next chunk or the end of input completes.
-    for nl in memchr::memchr_iter(b'\n', rest) {
-        let part = &rest[start..nl];
-        start = nl + 1;
-        if part.len() > max_line {
+    for (piece, _) in lines::pieces(rest).filter(|&(_, ended)| ended) {
+        if piece.len() > lines::limit(piece, max_line) {
             lines.push(None);
-            first = false;
-            continue;
+        } else {
+            let line = lines::content(piece, first, true);
+            lines.push(Some(PreLine { len: line.len(), decoded: decode(parser, line, forced) }));
         }
-        let mut line = part;
-        if first {
-            line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
-            first = false;
-        }
-        line = line.strip_suffix(b"\r").unwrap_or(line);
-        lines.push(Some(PreLine { len: line.len(), decoded: decode(parser, line, forced) }));
+        first = false;
     }
     Predecoded { mid_line, lines }
 }

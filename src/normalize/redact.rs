@@ -23,8 +23,10 @@
 //! | `jwt` | `eyJ….eyJ….…` |
 //! | `private-key` | a PEM `-----BEGIN … PRIVATE KEY-----` block to its `END` line (or as far as it goes) |
 //! | `authorization` | the credential of `Authorization: Bearer|Basic|Token|Bot …` (header name kept) |
-//! | `api-key` | the value of an `x-api-key:` / `api-key:` / `x-auth-token:` header |
-//! | `cut` | in text streamed in pieces (Claude `--include-partial-messages`, Gemini and Cursor deltas): a token prefix at the end of a piece (`sk-ant-`, `ghp_`, `AKIA`, `AIza`, `xoxb-`, `sk_live_`, `eyJhbGci` …) and what follows it, and the part of a later piece that continues a secret begun before it ([`Redaction`]); the token prefix a truncated `line_too_long` sample ends with |
+//! | `authorization` (JSON) | the credential of an `"Authorization": "Bearer …"` member (a header given as a JSON object; scheme kept) |
+//! | `api-key` | the value of an `x-api-key:` / `api-key:` / `x-auth-token:` header, also as a JSON member |
+//! | `password` | the password of a URL's credentials, `scheme://user:password@host` (user and host kept; `${VAR}` stays) |
+//! | `cut` | a token begun at the end of one JSON string value and the start of the next value under the same key (a secret split over two text blocks of one line, also in `--raw`); in text streamed in pieces (Claude `--include-partial-messages`, Gemini and Cursor deltas): a token prefix at the end of a piece (`sk-ant-`, `ghp_`, `AKIA`, `AIza`, `xoxb-`, `sk_live_`, `eyJhbGci` …) and what follows it, and the part of a later piece that continues a secret begun before it ([`Redaction`]); the token prefix a truncated `line_too_long` sample ends with |
 //! | `secret` | the value of a `.env`-style `NAME=value` (no spaces) whose upper-case name is or ends in `_API_KEY`, `_TOKEN`, `_SECRET`, `_SECRET_KEY`, `_PASSWORD`, `_PASSWD`, `_PASS`, `_PRIVATE_KEY`, `_ACCESS_KEY`, `_CREDENTIALS`, quoted or not; a quoted value given with `=` or `:` to such a name in any case or in camelCase (`password: "…"`, `'db.password': '…'`, `"apiKey": "…"`); a JSON string under such a key |
 //!
 //! Names are kept (`OPENAI_API_KEY=[REDACTED:secret]`); a value that is a reference (`$TOKEN`,
@@ -89,6 +91,7 @@ const KEYWORDS: &[&str] = &[
     "aws_secret",
     "awssecret",
     "pass=",
+    "://",
     "\\u002",
     "\\u003",
     "\\u004",
@@ -137,6 +140,7 @@ fn redactor() -> &'static Redactor {
                 (?P<env_v>"[^"$\n][^"\n]*"|'[^'$\n][^'\n]*'|[^\s"'\\$][^\s"'\\]*)
             |(?P<assign>["']?(?-u:\b){SECRET_NAME}["']?[\ \t]*[:=]\s*)
                 (?P<assign_v>"[^"$\\\n][^"\\\n]*"|'[^'$\\\n][^'\\\n]*')
+            |(?P<url>(?-u:\b)[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@"'<>\\]+:)(?P<url_v>[^\s@/"'<>\\$\[][^\s@/"'<>\\]*)@
             |(?P<anthropic>(?-u:\b)sk-ant-[A-Za-z0-9_\-]{{20,}})
             |(?P<openai>(?-u:\b)sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{{20,}})
             |(?P<github>(?-u:\b)(?:gh[pousr]_[A-Za-z0-9]{{30,}}|github_pat_[A-Za-z0-9_]{{22,}}))
@@ -235,6 +239,10 @@ impl Redactor {
                 return Some(format!("[REDACTED:{kind}]"));
             }
         }
+        // `scheme://user:password@host`: the user and host kept.
+        if let (Some(name), Some(_)) = (c.name("url"), c.name("url_v")) {
+            return Some(format!("{}[REDACTED:password]@", name.as_str()));
+        }
         for (group, kind) in VALUED {
             if let (Some(name), Some(value)) = (c.name(group), c.name(&format!("{group}_v"))) {
                 let v = value.as_str();
@@ -257,6 +265,12 @@ impl Redactor {
         let mut changed = false;
         // The end of the last literal, when it was a key naming a secret.
         let mut secret_key_end: Option<usize> = None;
+        // The key of the value being read, the end of that key's literal, and the key whose last
+        // value ended in a token begun (`sk-ant-` and what follows): the next value under the same
+        // key (the next text block of a message) continues it.
+        let (mut key, mut key_end): (Option<String>, usize) = (None, 0);
+        let mut continued: Option<String> = None;
+        let mut header_key_end: Option<(usize, bool)> = None;
         let mut pos = 0;
         let replace = |out: &mut String, last: &mut usize, start: usize, end: usize, with: &str| {
             out.push_str(&s[*last..start]);
@@ -278,8 +292,20 @@ impl Redactor {
             let after = s[end..].trim_start();
             let is_key = after.starts_with(':');
             let under_secret_key = secret_key_end.take().is_some_and(|k| s[k..start].trim() == ":");
+            let under_header = header_key_end.take().filter(|(k, _)| s[*k..start].trim() == ":").map(|(_, auth)| auth);
             let decoded = serde_json::from_str::<String>(lit);
-            if under_secret_key
+            let value_key = (!is_key && s[key_end..start].trim() == ":").then(|| key.take()).flatten();
+            if let (Some(auth), Ok(v)) = (under_header, &decoded)
+                && let Some(m) = self.header_value(v, auth)
+            {
+                replace(&mut out, &mut last, start, end, &serde_json::to_string(&m).unwrap_or_default());
+                changed = true;
+            } else if let (Some(k), Ok(v)) = (&value_key, &decoded)
+                && let Some(m) = self.across(v, k, &mut continued, depth)
+            {
+                replace(&mut out, &mut last, start, end, &serde_json::to_string(&m).unwrap_or_default());
+                changed = true;
+            } else if under_secret_key
                 && let Ok(v) = &decoded
                 && !(v.is_empty() || v.starts_with('$') || v.starts_with("[REDACTED"))
             {
@@ -299,6 +325,16 @@ impl Redactor {
             if is_key && decoded.as_deref().is_ok_and(|k| self.secret_key.is_match(k)) {
                 secret_key_end = Some(end);
             }
+            if is_key && let Ok(k) = &decoded {
+                let lower = k.to_ascii_lowercase();
+                if lower == "authorization" || lower == "proxy-authorization" {
+                    header_key_end = Some((end, true));
+                } else if matches!(lower.as_str(), "x-api-key" | "api-key" | "x-auth-token") {
+                    header_key_end = Some((end, false));
+                }
+                key = Some(k.clone());
+                key_end = end;
+            }
             pos = end;
         }
         if let Some(m) = self.plain_between(&s[pos..]) {
@@ -310,6 +346,68 @@ impl Redactor {
         }
         out.push_str(&s[last..]);
         Some(out)
+    }
+
+    /// The value of an `Authorization` (`auth`) or API-key header given as a JSON member
+    /// (`{"Authorization": "Bearer …"}`): the credential masked, the scheme kept.
+    fn header_value(&self, v: &str, auth: bool) -> Option<String> {
+        if v.starts_with('$') || v.starts_with("[REDACTED") || v.starts_with('<') {
+            return None;
+        }
+        if auth {
+            let (scheme, cred) = v.trim_start().split_once(char::is_whitespace)?;
+            let cred = cred.trim();
+            let known = ["bearer", "basic", "token", "bot"].contains(&scheme.to_ascii_lowercase().as_str());
+            (known && cred.len() >= 8 && !cred.starts_with(['$', '<', '[']))
+                .then(|| format!("{scheme} [REDACTED:authorization]"))
+        } else {
+            (v.trim().len() >= 8).then(|| "[REDACTED:api-key]".to_owned())
+        }
+    }
+
+    /// A value under `key` masked as text, with the token a value before it under the same key
+    /// began (`continued`) masked at its start, and a token begun at its end masked (then
+    /// `continued` is `key`); `None` when nothing of that applies.
+    fn across(&self, v: &str, key: &str, continued: &mut Option<String>, depth: u8) -> Option<String> {
+        // Values under other keys (a block's `"type"`) pass over the carry.
+        let carries = continued.as_deref() == Some(key);
+        if carries {
+            *continued = None;
+        }
+        let head_end = v.find(char::is_whitespace).unwrap_or(v.len());
+        let tail = self.hit(v).then(|| self.streak.find(v)).flatten().filter(|m| self.plain(m.as_str()).is_none());
+        if !(carries && head_end > 0) && tail.is_none() && !v.ends_with("[REDACTED:cut]") {
+            return None;
+        }
+        let mut out = String::new();
+        let mut rest = v;
+        if carries && head_end > 0 {
+            out.push_str("[REDACTED:cut]");
+            rest = &v[head_end..];
+            if head_end == v.len() {
+                // The token goes on into the next value.
+                *continued = Some(key.to_owned());
+            }
+        }
+        let tail = if rest.len() == v.len() {
+            tail
+        } else {
+            self.streak.find(rest).filter(|m| self.plain(m.as_str()).is_none())
+        };
+        match tail {
+            Some(m) => {
+                out.push_str(&self.str(&rest[..m.start()], depth + 1).unwrap_or_else(|| rest[..m.start()].to_owned()));
+                out.push_str("[REDACTED:cut]");
+                *continued = Some(key.to_owned());
+            }
+            None => {
+                if rest.ends_with("[REDACTED:cut]") {
+                    *continued = Some(key.to_owned());
+                }
+                out.push_str(&self.str(rest, depth + 1).unwrap_or_else(|| rest.to_owned()));
+            }
+        }
+        (out != v).then_some(out)
     }
 
     fn plain_between(&self, s: &str) -> Option<String> {

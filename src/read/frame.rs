@@ -13,8 +13,9 @@
 
 use bumpalo::Bump;
 
+use crate::event::json::{unescape, unescaped_len};
 use crate::event::{Json, Text, UnknownReason};
-use crate::read::scan::{Kind, Node, ScanError, Scanner, parse_f64, unescape, unescaped_len};
+use crate::read::scan::{Kind, Node, ScanError, Scanner, parse_f64};
 
 /// Strings at least this long are passed through as the escaped bytes of the input.
 pub const RAW_MIN: usize = 256;
@@ -727,11 +728,9 @@ mod tests {
     }
 
     #[test]
-    fn parser_and_decoded_lines_can_move_to_other_threads() {
+    fn the_parser_can_move_to_other_threads() {
         fn send<T: Send>() {}
         send::<Parser>();
-        send::<crate::normalize::Decoded>();
-        send::<crate::normalize::Fold>();
     }
 
     #[test]

@@ -6,13 +6,15 @@
 //! scanner only checks that the line is valid JSON (RFC 8259, strict: no raw control characters
 //! in strings, no lone-surrogate escapes, no number that overflows f64, nesting at most
 //! [`MAX_DEPTH`]) and records where each value lies. Strings are decoded later, only when an
-//! adapter reads them ([`unescape`]); long strings are read 64 bytes at a time as bit masks of
+//! adapter reads them ([`crate::event::json::unescape`]); long strings are read 64 bytes at a time as bit masks of
 //! `"`, `\` and control characters, with the widest SIMD the CPU has ([`Level`]: AVX-512BW, AVX2,
 //! SSE2, or the portable level: eight bytes per 64-bit word, SWAR), chosen once per process
 //! (`crate::simd`, where `AGENTNORM_SIMD` forces one).
 //!
 //! A line the scanner refuses goes through the frame reader's slow path (SPEC §1 repairs), whose
 //! output is scanned again.
+
+use crate::event::json::hex4;
 
 /// The contract's nesting limit (SPEC §1): at most this many containers open at once.
 pub const MAX_DEPTH: usize = 1024;
@@ -661,16 +663,6 @@ const ESCAPABLE: [bool; 256] = {
     t
 };
 
-/// Four hex digits at `i`.
-fn hex4(line: &[u8], i: usize) -> Option<u16> {
-    let h = line.get(i..i + 4)?;
-    let mut v = 0u16;
-    for &c in h {
-        v = v << 4 | (c as char).to_digit(16)? as u16;
-    }
-    Some(v)
-}
-
 /// Checks the `\u` escape whose backslash is at `j`; returns whether it is the first half of a
 /// surrogate pair (whose second half it also checked).
 #[inline]
@@ -922,70 +914,10 @@ impl StringState {
     }
 }
 
-/// Decodes the inside of a string literal the scanner accepted (quotes excluded) into `out`.
-///
-/// Runs between escapes are copied as they are (a backslash is ASCII, so every cut is at a
-/// character boundary); each escape adds one character.
-pub fn unescape(inner: &str, out: &mut String) {
-    let bytes = inner.as_bytes();
-    let mut i = 0;
-    while let Some(p) = memchr::memchr(b'\\', &bytes[i..]) {
-        let at = i + p;
-        out.push_str(inner.get(i..at).unwrap_or_default());
-        let c = bytes.get(at + 1).copied().unwrap_or(b'\\');
-        i = at + 2;
-        let ch = match c {
-            b'b' => '\u{8}',
-            b'f' => '\u{c}',
-            b'n' => '\n',
-            b'r' => '\r',
-            b't' => '\t',
-            b'u' => {
-                let hi = u32::from(hex4(bytes, at + 2).unwrap_or(0xfffd));
-                i = at + 6;
-                let cp = if (0xD800..0xDC00).contains(&hi) {
-                    let lo = u32::from(hex4(bytes, at + 8).unwrap_or(0xDC00));
-                    i = at + 12;
-                    0x10000 + ((hi - 0xD800) << 10) + (lo.wrapping_sub(0xDC00) & 0x3ff)
-                } else {
-                    hi
-                };
-                char::from_u32(cp).unwrap_or('\u{fffd}')
-            }
-            other => char::from(other),
-        };
-        out.push(ch);
-    }
-    out.push_str(inner.get(i..).unwrap_or_default());
-}
-
-/// The length of `inner` (a string literal the scanner accepted, quotes excluded) once decoded,
-/// without decoding it.
-pub fn unescaped_len(inner: &[u8]) -> usize {
-    let mut len = inner.len();
-    let mut i = 0;
-    while let Some(p) = memchr::memchr(b'\\', &inner[i..]) {
-        let at = i + p;
-        if inner.get(at + 1) != Some(&b'u') {
-            len -= 1;
-            i = at + 2;
-            continue;
-        }
-        let hi = hex4(inner, at + 2).unwrap_or(0xfffd);
-        if (0xD800..0xDC00).contains(&hi) {
-            len -= 12 - 4;
-            i = at + 12;
-        } else {
-            len -= 6 - char::from_u32(u32::from(hi)).map_or(3, char::len_utf8);
-            i = at + 6;
-        }
-    }
-    len
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::event::json::{unescape, unescaped_len};
 
     fn ok(s: &str) -> bool {
         Scanner::default().scan(s.as_bytes()).is_ok()

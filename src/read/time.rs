@@ -1,7 +1,9 @@
 //! RFC 3339 timestamps: the wall clock for `observed_at`, and the epoch numbers some CLIs write
 //! (`resetsAt`, `timestamp_ms`) turned into the one format of the contract (SPEC §1).
 //!
-//! A dozen lines of calendar arithmetic, so the crate does not pull a date library for them.
+//! Formatting is a dozen lines of calendar arithmetic (once per event with a time, so written in
+//! place); parsing is jiff's, which refuses what is not an instant (February 31st, hour 99, an
+//! offset `+02x00`, trailing bytes) instead of shifting it to another day.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -50,49 +52,21 @@ pub fn from_epoch(n: f64) -> Option<String> {
 }
 
 /// Milliseconds since the epoch of an RFC 3339 time (`2025-09-25T01:22:20.083Z`, an offset
-/// instead of `Z` allowed).
+/// instead of `Z` allowed; with no offset at all, UTC). `None` for anything that is not a real
+/// instant: never a shifted one.
 pub fn parse_rfc3339_ms(s: &str) -> Option<i64> {
+    if let Ok(t) = s.parse::<jiff::Timestamp>() {
+        return Some(t.as_millisecond());
+    }
+    // A date and a time of day with no offset (written by some CLIs): taken as UTC. jiff's
+    // civil parser would also take a bare date or an annotation; only the plain form is read.
     let b = s.as_bytes();
-    let num = |r: std::ops::Range<usize>| -> Option<i64> {
-        let d = b.get(r)?;
-        d.iter().all(u8::is_ascii_digit).then(|| d.iter().fold(0i64, |n, c| n * 10 + i64::from(c - b'0')))
-    };
-    if b.len() < 19 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't' | b' ') {
+    if b.len() < 19 || !matches!(b[10], b'T' | b't' | b' ') || s.contains(['[', '+', 'Z', 'z']) || s[10..].contains('-')
+    {
         return None;
     }
-    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    let (h, mi, sec) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    let mut i = 19;
-    let mut ms = 0;
-    if b.get(i) == Some(&b'.') {
-        i += 1;
-        let start = i;
-        while b.get(i).is_some_and(u8::is_ascii_digit) {
-            i += 1;
-        }
-        let frac = &s[start..i];
-        ms = frac.chars().chain("000".chars()).take(3).collect::<String>().parse().ok()?;
-    }
-    let offset_min = match b.get(i) {
-        Some(b'Z' | b'z') | None => 0,
-        Some(sign @ (b'+' | b'-')) => {
-            let o = num(i + 1..i + 3)? * 60 + num(i + 4..i + 6)?;
-            if *sign == b'+' { o } else { -o }
-        }
-        _ => return None,
-    };
-    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) {
-        return None;
-    }
-    // Days from civil, after Howard Hinnant (the inverse of `civil_from_days`).
-    let y = if mo <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (mo + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    Some(((days * 86_400 + h * 3600 + mi * 60 + sec - offset_min * 60) * 1000) + ms)
+    let dt = s.parse::<jiff::civil::DateTime>().ok()?;
+    jiff::tz::Offset::UTC.to_timestamp(dt).ok().map(|t| t.as_millisecond())
 }
 
 /// Days since 1970-01-01 to (year, month, day), after Howard Hinnant's `civil_from_days`.
@@ -122,6 +96,28 @@ mod tests {
         assert_eq!(parse_rfc3339_ms("2025-09-25T01:22:20Z"), Some(1_758_763_340_000));
         assert_eq!(parse_rfc3339_ms("<TIMESTAMP>"), None);
         assert_eq!(parse_rfc3339_ms("2025-13-25T01:22:20Z"), None);
+        assert_eq!(parse_rfc3339_ms("2025-09-25T01:22:20"), Some(1_758_763_340_000));
+        assert_eq!(parse_rfc3339_ms("2000-02-29T00:00:00Z"), Some(951_782_400_000));
+    }
+
+    /// Impossible instants are no instants (issue 14): never moved to a neighbouring day.
+    #[test]
+    fn impossible_instants_are_refused() {
+        for bad in [
+            "2025-02-31T00:00:00Z",
+            "2025-02-29T00:00:00Z",
+            "2025-09-25T99:99:99Z",
+            "2025-09-25T24:00:00Z",
+            "2025-09-25T01:60:00Z",
+            "2025-09-25T01:22:20Zjunk",
+            "2025-09-25T01:22:20.083Z ",
+            "2025-09-25T01:22:20+02x00",
+            "2025-00-10T00:00:00Z",
+            "2025-09-25",
+            "",
+        ] {
+            assert_eq!(parse_rfc3339_ms(bad), None, "{bad}");
+        }
     }
 
     /// The digits written in place are `format!`'s, over the whole range (years 0–9999 and

@@ -757,6 +757,8 @@ fn add(a: Usage, b: Usage) -> Usage {
         cache_write: f(a.cache_write, b.cache_write),
         output: f(a.output, b.output),
         reasoning: f(a.reasoning, b.reasoning),
+        cache_write_1h: f(a.cache_write_1h, b.cache_write_1h),
         context: None,
+        service_tier: None,
     }
 }

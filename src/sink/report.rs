@@ -52,6 +52,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::{self, Write};
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::dialect::usage::{self, add};
@@ -65,6 +66,8 @@ struct Request {
     message_id: Option<String>,
     model: Option<String>,
     at: Option<String>,
+    /// The time of the request's first line (the `usage` event's `at` is its last line's).
+    first_at: Option<String>,
     usage: Usage,
     subagent: bool,
 }
@@ -86,6 +89,8 @@ struct Turn {
     model: Option<String>,
     /// The last time seen in the session up to the turn's end.
     last_at: Option<String>,
+    /// The session's working folder, when named (the project).
+    cwd: Option<String>,
     requests: Vec<Request>,
     end: Option<TurnEnd>,
 }
@@ -94,18 +99,56 @@ struct Turn {
 struct SessionState {
     dialect: Option<Dialect>,
     model: Option<String>,
+    cwd: Option<String>,
     last_at: Option<String>,
     open: Option<usize>,
     last_total: Option<Usage>,
     /// Claude's running cost total, read into per-turn costs.
     cost: usage::RunningCost,
+    /// The time of the first model-side event (text, reasoning, tool call) since the last
+    /// request, main thread and subagents apart: the first line of the next request.
+    pending_first_at: [Option<String>; 2],
 }
 
 /// What one input contributed, before the dedupe across inputs: its turns in order.
 #[derive(Debug, Clone, Default)]
 pub struct InputUsage {
     source: Option<String>,
+    /// The input's place in the order the inputs were given.
+    order: usize,
     turns: Vec<Turn>,
+    rate_limits: Vec<RateReading>,
+}
+
+impl InputUsage {
+    /// Sets the input's place in the order the inputs were given: a session's `source` is the
+    /// first of its files in that order, whatever order they are counted in.
+    pub fn set_order(&mut self, order: usize) {
+        self.order = order;
+    }
+
+    /// The earliest and latest times of its requests and turns (ms since the epoch).
+    pub fn span_ms(&self) -> Option<(i64, i64)> {
+        let parse = |at: &Option<String>| at.as_deref().and_then(crate::read::time::parse_rfc3339_ms);
+        self.turns
+            .iter()
+            .flat_map(|t| {
+                t.requests
+                    .iter()
+                    .flat_map(|r| [parse(&r.first_at), parse(&r.at)])
+                    .chain(std::iter::once(t.end.as_ref().and_then(|e| parse(&e.at))))
+            })
+            .flatten()
+            .fold(None, |acc: Option<(i64, i64)>, t| Some(acc.map_or((t, t), |(a, b)| (a.min(t), b.max(t)))))
+    }
+}
+
+/// Puts inputs in the order the report counts them: by when each started, then by when it
+/// ended (a fork or a resumed session starts with its parent's copied lines and goes on after
+/// it), stable (input order among equals, as for an archived copy), so that a request repeated
+/// in several logs counts for the session that made it first, whatever the paths are called.
+pub fn by_first_time(inputs: &mut [InputUsage]) {
+    inputs.sort_by_cached_key(|i| i.span_ms().unwrap_or((i64::MAX, i64::MAX)));
 }
 
 /// A [`Sink`] that collects one input's usage by session and turn. Feed it every event of one
@@ -115,6 +158,7 @@ pub struct Collector {
     source: Option<String>,
     sessions: HashMap<Option<String>, SessionState>,
     turns: Vec<Turn>,
+    rate_limits: Vec<RateReading>,
 }
 
 impl Collector {
@@ -124,8 +168,20 @@ impl Collector {
     }
 
     /// The collected turns (a turn left open at the end of input is kept as it is).
-    pub fn finish(self) -> InputUsage {
-        InputUsage { source: self.source, turns: self.turns }
+    pub fn finish(mut self) -> InputUsage {
+        // A turn whose usage came before any model was named (a Codex `token_count` before the
+        // rollout's `turn_context`) takes the model the session names next, else its last one.
+        let mut next: HashMap<Option<String>, Option<String>> = HashMap::new();
+        for turn in self.turns.iter_mut().rev() {
+            let known = next
+                .entry(turn.session.clone())
+                .or_insert_with(|| self.sessions.get(&turn.session).and_then(|st| st.model.clone()));
+            match &turn.model {
+                Some(m) => *known = Some(m.clone()),
+                None => turn.model.clone_from(known),
+            }
+        }
+        InputUsage { source: self.source, order: 0, turns: self.turns, rate_limits: self.rate_limits }
     }
 
     fn open_turn(&mut self, session: &Option<String>) -> usize {
@@ -138,6 +194,7 @@ impl Collector {
             dialect: st.dialect,
             model: None,
             last_at: None,
+            cwd: st.cwd.clone(),
             requests: Vec::new(),
             end: None,
         });
@@ -155,7 +212,7 @@ impl Collector {
     ) {
         let env = ev.env();
         let i = self.open_turn(&env.session_id);
-        let st = self.sessions.entry(env.session_id.clone()).or_default();
+        let st = state(&mut self.sessions, &env.session_id);
         let usage = match (usage, scope) {
             (Some(total), Some(UsageScope::Session)) => {
                 let delta = match st.last_total {
@@ -171,8 +228,11 @@ impl Collector {
         // `cost_scope: session`) gives each turn the difference (usage::RunningCost).
         let cost = if ev.cost_scope() == Some(UsageScope::Session) { st.cost.turn(cost, models) } else { cost };
         st.open = None;
-        let (model, last_at) = (st.model.clone(), st.last_at.clone());
+        let (model, last_at, cwd) = (st.model.clone(), st.last_at.clone(), st.cwd.clone());
         let turn = &mut self.turns[i];
+        if turn.cwd.is_none() {
+            turn.cwd = cwd;
+        }
         turn.dialect = turn.dialect.or(env.dialect);
         turn.model = model;
         turn.last_at = last_at;
@@ -180,11 +240,20 @@ impl Collector {
     }
 }
 
+/// The state of a session, made on first sight (looked up without cloning the id: this runs
+/// for every event).
+fn state<'a>(sessions: &'a mut HashMap<Option<String>, SessionState>, id: &Option<String>) -> &'a mut SessionState {
+    if !sessions.contains_key(id) {
+        sessions.insert(id.clone(), SessionState::default());
+    }
+    sessions.get_mut(id).expect("just inserted")
+}
+
 impl Sink for Collector {
     fn event(&mut self, ev: &Event) {
         let env = ev.env();
         {
-            let st = self.sessions.entry(env.session_id.clone()).or_default();
+            let st = state(&mut self.sessions, &env.session_id);
             if st.dialect.is_none() {
                 st.dialect = env.dialect;
             }
@@ -192,26 +261,57 @@ impl Sink for Collector {
                 st.last_at.clone_from(&env.at);
             }
         }
+        let subagent = env.parent_tool_id.is_some() || env.sidechain == Some(true);
+        if matches!(ev, Event::OutputDelta { .. } | Event::Reasoning { .. } | Event::ToolStarted { .. })
+            && env.at.is_some()
+        {
+            let st = state(&mut self.sessions, &env.session_id);
+            let slot = &mut st.pending_first_at[usize::from(subagent)];
+            if slot.is_none() {
+                slot.clone_from(&env.at);
+            }
+        }
         match ev {
-            Event::SessionStarted { model: Some(m), .. } => {
-                self.sessions.entry(env.session_id.clone()).or_default().model = Some(m.clone());
+            Event::SessionStarted { model, cwd, .. } => {
+                let st = state(&mut self.sessions, &env.session_id);
+                if model.is_some() {
+                    st.model.clone_from(model);
+                }
+                if cwd.is_some() {
+                    st.cwd.clone_from(cwd);
+                }
+            }
+            Event::RateLimit { window, window_minutes, status, used_percent, resets_at, .. } => {
+                self.rate_limits.push(RateReading {
+                    window: window.clone(),
+                    window_minutes: *window_minutes,
+                    status: status.clone(),
+                    used_percent: *used_percent,
+                    resets_at: resets_at.clone(),
+                    at: env.at.clone(),
+                });
             }
             Event::Usage { usage, model, message_id, .. } => {
-                let subagent = env.parent_tool_id.is_some() || env.sidechain == Some(true);
                 let i = self.open_turn(&env.session_id);
-                let st = self.sessions.entry(env.session_id.clone()).or_default();
+                let st = state(&mut self.sessions, &env.session_id);
+                let first_at = st.pending_first_at[usize::from(subagent)].take();
                 if model.is_some() && !subagent {
                     st.model.clone_from(model);
                 }
                 let (smodel, last_at) = (st.model.clone(), st.last_at.clone());
+                let cwd = st.cwd.clone();
                 let turn = &mut self.turns[i];
                 turn.dialect = turn.dialect.or(env.dialect);
                 turn.model = smodel;
                 turn.last_at = last_at;
+                if turn.cwd.is_none() {
+                    turn.cwd = cwd;
+                }
                 turn.requests.push(Request {
                     message_id: message_id.clone(),
                     model: model.clone(),
                     at: env.at.clone(),
+                    first_at,
                     usage: Usage { context: None, ..*usage },
                     subagent,
                 });
@@ -256,6 +356,10 @@ struct SessionInfo {
     id: Option<String>,
     dialect: Option<Dialect>,
     source: Option<String>,
+    /// The place of `source` among the inputs.
+    order: usize,
+    /// The working folder, else the folder of the file (Claude keeps a folder per project).
+    project: Option<String>,
 }
 
 /// How rows are grouped.
@@ -264,10 +368,77 @@ pub enum GroupBy {
     /// One row per session (default).
     #[default]
     Session,
+    /// One row per project (the session's working folder, else its file's folder).
+    Project,
     /// One row per model.
     Model,
-    /// One row per UTC day.
+    /// One row per day (in the report's time zone).
     Day,
+    /// One row per week (from Monday, in the report's time zone).
+    Week,
+    /// One row per month (in the report's time zone).
+    Month,
+    /// One row per 5-hour billing block (from its first request, floored to the hour), with
+    /// the gaps between blocks and, for the active block, its burn rate and projection.
+    Block,
+}
+
+impl GroupBy {
+    /// The grouping a `--by` value names.
+    pub fn from_name(s: &str) -> Option<GroupBy> {
+        Some(match s {
+            "session" => GroupBy::Session,
+            "project" => GroupBy::Project,
+            "model" => GroupBy::Model,
+            "day" => GroupBy::Day,
+            "week" => GroupBy::Week,
+            "month" => GroupBy::Month,
+            "block" => GroupBy::Block,
+            _ => return None,
+        })
+    }
+}
+
+/// The length of a billing block.
+pub const BLOCK_MS: i64 = 5 * 3_600_000;
+
+/// One `rate_limit` reading (the latest per window goes beside the active block).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, JsonSchema)]
+pub struct RateReading {
+    /// `five_hour`, `seven_day`, `primary`, …
+    pub window: String,
+    /// The window's length.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window_minutes: Option<u64>,
+    /// `allowed`, `allowed_warning`, `rejected`, …
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+    /// How much of the window is used, 0–100.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub used_percent: Option<f64>,
+    /// When the window resets.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resets_at: Option<String>,
+    /// When it was read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub at: Option<String>,
+}
+
+/// The active block's pace and where it leads by the block's end.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, JsonSchema)]
+pub struct Burn {
+    /// Tokens per minute, from the block's first request to its last.
+    pub tokens_per_minute: f64,
+    /// USD per hour at that pace (of the priced part).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_per_hour: Option<f64>,
+    /// Minutes left until the block ends.
+    pub minutes_left: u64,
+    /// Tokens by the block's end at this pace.
+    pub projected_total: u64,
+    /// USD by the block's end at this pace.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub projected_cost_usd: Option<f64>,
 }
 
 /// What to report.
@@ -279,10 +450,16 @@ pub struct ReportOptions {
     pub since_ms: Option<i64>,
     /// Count only usage at or before this time (ms since the epoch).
     pub until_ms: Option<i64>,
+    /// The zone days, weeks, months and block times are in (`None`: UTC).
+    pub tz: Option<jiff::tz::TimeZone>,
+    /// Per-model rows inside each row (`models`).
+    pub breakdown: bool,
+    /// "Now", for the active block (`None`: the clock).
+    pub now_ms: Option<i64>,
 }
 
 /// Where a row's cost comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CostSource {
     /// Every part of it was reported by the CLI.
@@ -292,7 +469,7 @@ pub enum CostSource {
 }
 
 /// One row of the report (or the totals row). Absent figures were never reported.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, JsonSchema)]
 pub struct Row {
     /// True on the totals row.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -303,9 +480,36 @@ pub struct Row {
     /// The model (with `--by model`), when known.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
-    /// The UTC day `YYYY-MM-DD` (with `--by day`), `unknown` for usage without a time.
+    /// The day `YYYY-MM-DD` (with `--by day`), `unknown` for usage without a time.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub day: Option<String>,
+    /// The project (with `--by project`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
+    /// The week's Monday `YYYY-MM-DD` (with `--by week`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub week: Option<String>,
+    /// The month `YYYY-MM` (with `--by month`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub month: Option<String>,
+    /// The block's (or gap's) start, RFC 3339 in the report's zone (with `--by block`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub block_start: Option<String>,
+    /// The block's (or gap's) end.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub block_end: Option<String>,
+    /// A gap between blocks: no usage.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub gap: bool,
+    /// The block still running at "now".
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub active: bool,
+    /// The active block's burn rate and projection.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub burn: Option<Burn>,
+    /// The latest `rate_limit` readings, per window (beside the active block).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rate_limits: Vec<RateReading>,
     /// The session's dialect (with `--by session`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dialect: Option<Dialect>,
@@ -318,20 +522,51 @@ pub struct Row {
     /// Model requests counted, where the CLI reports per-request usage.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub requests: Option<u64>,
-    /// Cost in USD, when every part of the row has one.
+    /// Cost in USD of the row's priced parts (all of it unless `cost_partial`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
+    /// True when part of the row's tokens are of models without a price: `cost_usd` is then
+    /// the priced part only, and `unpriced` names the others with their tokens.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub cost_partial: bool,
+    /// The models without a price and their tokens (`model` absent where none was named).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unpriced: Vec<Unpriced>,
     /// Where the cost comes from.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cost_source: Option<CostSource>,
     /// The file the session was first read from (with `--by session`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
+    /// Per model (with `--breakdown`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub models: Vec<Row>,
+}
+
+/// Tokens of a model the price table does not know (a row's `unpriced`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, JsonSchema)]
+pub struct Unpriced {
+    /// The model, when one was named.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The figures.
+    #[serde(flatten)]
+    pub usage: Usage,
+    /// `input + cache_read + cache_write + output`.
+    pub total: u64,
+}
+
+/// The JSON Schema of one `usage --json` row (`agentnorm schema usage`).
+pub fn row_schema() -> schemars::Schema {
+    schemars::schema_for!(Row)
 }
 
 /// The fold over all inputs: the cross-file dedupe and the counted parts.
 #[derive(Debug, Default)]
 pub struct Report {
+    /// Ignore the costs the CLIs reported: estimate every request from the price table.
+    estimate_only: bool,
+    rate_limits: Vec<RateReading>,
     counted: HashSet<(String, String)>,
     sessions: Vec<SessionInfo>,
     session_index: HashMap<String, usize>,
@@ -339,11 +574,18 @@ pub struct Report {
 }
 
 impl Report {
+    /// A report that estimates every cost from the price table, ignoring what the CLIs reported
+    /// (`usage --estimate`: what the usage would cost at list prices; checks the table).
+    pub fn estimating() -> Report {
+        Report { estimate_only: true, ..Report::default() }
+    }
+
     /// Folds one input's usage in; call it in input order.
     pub fn add(&mut self, input: InputUsage) {
+        self.rate_limits.extend(input.rate_limits);
         let mut anonymous: HashMap<Option<Dialect>, usize> = HashMap::new();
         for turn in input.turns {
-            let session = self.session(&turn, &input.source, &mut anonymous);
+            let session = self.session(&turn, &input.source, input.order, &mut anonymous);
             self.add_turn(turn, session);
         }
     }
@@ -352,9 +594,14 @@ impl Report {
         &mut self,
         turn: &Turn,
         source: &Option<String>,
+        order: usize,
         anonymous: &mut HashMap<Option<Dialect>, usize>,
     ) -> usize {
-        let info = SessionInfo { id: turn.session.clone(), dialect: turn.dialect, source: source.clone() };
+        let project = turn.cwd.clone().or_else(|| {
+            source.as_deref().and_then(|s| std::path::Path::new(s).parent()).map(|p| p.display().to_string())
+        });
+        let info =
+            SessionInfo { id: turn.session.clone(), dialect: turn.dialect, source: source.clone(), order, project };
         let slot = match &turn.session {
             Some(id) => self.session_index.get(id).copied(),
             None => anonymous.get(&turn.dialect).copied(),
@@ -362,6 +609,14 @@ impl Report {
         if let Some(i) = slot {
             if self.sessions[i].dialect.is_none() {
                 self.sessions[i].dialect = turn.dialect;
+            }
+            if order < self.sessions[i].order {
+                self.sessions[i].order = order;
+                self.sessions[i].source.clone_from(source);
+            }
+            if turn.cwd.is_some() && self.sessions[i].project != turn.cwd {
+                // A working folder named later beats the file's folder.
+                self.sessions[i].project.clone_from(&turn.cwd);
             }
             return i;
         }
@@ -380,26 +635,50 @@ impl Report {
 
     fn add_turn(&mut self, turn: Turn, session: usize) {
         let sid = turn.session.clone().unwrap_or_default();
+        let claude = matches!(turn.dialect, Some(Dialect::Claude | Dialect::ClaudeTranscript));
         let mut had_ids = false;
         let mut fresh = Vec::new();
         for r in turn.requests {
-            if let Some(mid) = &r.message_id {
+            let key = match (&r.message_id, &r.at) {
+                // Claude message ids are the API's, unique across sessions: a session forked or
+                // resumed into a new file repeats its parent's messages under a new session id.
+                (Some(mid), _) if claude => Some((String::new(), mid.clone())),
+                (Some(mid), _) => Some((sid.clone(), mid.clone())),
+                // No id (Codex rollouts): a copy of the same log (`archived_sessions`) repeats
+                // the same line at the same time with the same figures.
+                (None, Some(at)) if turn.session.is_some() => Some((sid.clone(), figures_key(at, &r.usage))),
+                (None, _) => None,
+            };
+            if let Some(key) = key {
                 had_ids = true;
-                if !self.counted.insert((sid.clone(), mid.clone())) {
+                if !self.counted.insert(key) {
                     continue;
                 }
             }
             fresh.push(r);
         }
+        // A turn with an aggregate and no requests (Codex exec): the same end, at the same
+        // time with the same figures, is a copy.
+        if fresh.is_empty()
+            && !had_ids
+            && turn.session.is_some()
+            && let Some(end) = &turn.end
+            && let (Some(at), Some(u)) = (&end.at, &end.usage)
+            && !self.counted.insert((sid.clone(), format!("turn {}", figures_key(at, u))))
+        {
+            return;
+        }
         let at_of = |at: &Option<String>| at.as_deref().and_then(crate::read::time::parse_rfc3339_ms);
         let Some(end) = turn.end.filter(|e| e.usage.is_some() || e.cost.is_some()) else {
             // No aggregate: the sum of the requests, each its own part.
             for r in fresh {
-                let cost = estimate(&r.model, &r.usage);
+                let at_ms = request_ms(&r);
+                let model = r.model.or_else(|| turn.model.clone());
+                let cost = estimate(&model, &r.usage);
                 self.parts.push(Part {
                     session,
-                    model: r.model.or_else(|| turn.model.clone()),
-                    at_ms: at_of(&r.at).or_else(|| at_of(&turn.last_at)),
+                    model,
+                    at_ms: at_ms.or_else(|| at_of(&turn.last_at)),
                     usage: r.usage,
                     requests: Some(1),
                     cost,
@@ -419,87 +698,326 @@ impl Report {
         };
         let model = main.iter().rev().find_map(|r| r.model.clone()).or_else(|| turn.model.clone());
         let at = at_of(&end.at).or_else(|| main.last().and_then(|r| at_of(&r.at))).or_else(|| at_of(&turn.last_at));
-        let cost = match end.cost {
-            Some(c) => Cost::Reported(c),
-            None => estimate(&model, &usage),
-        };
-        let reported = matches!(cost, Cost::Reported(_));
-        self.parts.push(Part {
-            session,
-            model,
-            at_ms: at,
-            usage,
-            requests: (!main.is_empty()).then_some(main.len() as u64),
-            cost,
-        });
-        for r in sub {
-            let cost = if reported { Cost::Covered } else { estimate(&r.model, &r.usage) };
+        let reported_cost = if self.estimate_only { None } else { end.cost };
+        if reported_cost.is_none() && main.iter().any(|r| r.model.is_some()) {
+            // Nothing reported: each request priced and grouped by its own model (a Gemini result
+            // names several), and what the aggregate holds beyond them by the session's model.
+            let rest = usage::minus(usage, main_sum);
+            for r in main {
+                let at_ms = request_ms(&r);
+                let m = r.model.or_else(|| turn.model.clone());
+                let cost = estimate(&m, &r.usage);
+                self.parts.push(Part {
+                    session,
+                    model: m,
+                    at_ms: at_ms.or(at),
+                    usage: r.usage,
+                    requests: Some(1),
+                    cost,
+                });
+            }
+            if has_tokens(&rest) {
+                let cost = estimate_with(&model, &rest, false);
+                self.parts.push(Part { session, model, at_ms: at, usage: rest, requests: None, cost });
+            }
+        } else {
+            let cost = match reported_cost {
+                Some(c) => Cost::Reported(c),
+                None => estimate_with(&model, &usage, main.len() == 1 && end.usage.is_none()),
+            };
             self.parts.push(Part {
                 session,
-                model: r.model.or_else(|| turn.model.clone()),
-                at_ms: at_of(&r.at).or(at),
-                usage: r.usage,
-                requests: Some(1),
+                model,
+                at_ms: at,
+                usage,
+                requests: (!main.is_empty()).then_some(main.len() as u64),
                 cost,
             });
         }
+        let reported = reported_cost.is_some();
+        for r in sub {
+            let at_ms = request_ms(&r);
+            let model = r.model.or_else(|| turn.model.clone());
+            let cost = if reported { Cost::Covered } else { estimate(&model, &r.usage) };
+            self.parts.push(Part { session, model, at_ms: at_ms.or(at), usage: r.usage, requests: Some(1), cost });
+        }
     }
 
-    /// The rows (sessions in first-seen order, models by name, days ascending) and the totals row.
+    /// The rows (sessions and projects in first-seen order, models by name, days, weeks, months
+    /// and blocks ascending, usage without a time last) and the totals row.
     pub fn rows(&self, opts: &ReportOptions) -> (Vec<Row>, Row) {
-        let mut groups: BTreeMap<(usize, String), Acc> = BTreeMap::new();
-        let mut total = Acc::default();
-        for part in &self.parts {
-            if opts.since_ms.is_some() || opts.until_ms.is_some() {
-                let Some(t) = part.at_ms else { continue };
-                if opts.since_ms.is_some_and(|s| t < s) || opts.until_ms.is_some_and(|u| t > u) {
-                    continue;
+        let tz = opts.tz.clone().unwrap_or(jiff::tz::TimeZone::UTC);
+        let parts: Vec<&Part> = self
+            .parts
+            .iter()
+            .filter(|part| {
+                if opts.since_ms.is_none() && opts.until_ms.is_none() {
+                    return true;
                 }
-            }
-            let key = match opts.by {
-                GroupBy::Session => (part.session, String::new()),
-                // Unknown models sort last.
-                GroupBy::Model => part.model.as_ref().map_or((1, String::new()), |m| (0, m.clone())),
-                GroupBy::Day => part.at_ms.map_or((1, "unknown".to_owned()), |ms| {
-                    (0, crate::read::time::rfc3339_millis(ms)[..10].to_owned())
-                }),
-            };
-            groups.entry(key).or_default().push(part);
-            total.push(part);
-        }
-        let rows = groups
-            .into_iter()
-            .map(|((i, name), acc)| {
-                let mut row = acc.row();
-                match opts.by {
-                    GroupBy::Session => {
-                        let s = &self.sessions[i];
-                        row.session_id.clone_from(&s.id);
-                        row.dialect = s.dialect;
-                        row.source.clone_from(&s.source);
-                    }
-                    GroupBy::Model => row.model = (i == 0).then_some(name),
-                    GroupBy::Day => row.day = Some(name),
-                }
-                row
+                let Some(t) = part.at_ms else { return false };
+                !(opts.since_ms.is_some_and(|s| t < s) || opts.until_ms.is_some_and(|u| t > u))
             })
             .collect();
+        let mut total = Acc::default();
+        let mut total_models: BTreeMap<(usize, String), Acc> = BTreeMap::new();
+        for part in &parts {
+            total.push(part);
+            if opts.breakdown {
+                total_models.entry(model_key(part)).or_default().push(part);
+            }
+        }
+        let rows = if opts.by == GroupBy::Block {
+            self.block_rows(&parts, opts, &tz)
+        } else {
+            let mut projects: HashMap<&str, usize> = HashMap::new();
+            let mut groups: BTreeMap<GroupKey, (Acc, BTreeMap<GroupKey, Acc>)> = BTreeMap::new();
+            for part in &parts {
+                let time_key = |f: fn(jiff::civil::Date) -> String| {
+                    part.at_ms.and_then(|ms| civil_date(ms, &tz)).map_or((1, "unknown".to_owned()), |d| (0, f(d)))
+                };
+                let key = match opts.by {
+                    GroupBy::Session => (part.session, String::new()),
+                    GroupBy::Project => match self.sessions[part.session].project.as_deref() {
+                        Some(p) => {
+                            let next = projects.len();
+                            (*projects.entry(p).or_insert(next), p.to_owned())
+                        }
+                        None => (usize::MAX, String::new()),
+                    },
+                    // Unknown models sort last.
+                    GroupBy::Model => model_key(part),
+                    GroupBy::Day => time_key(|d| d.to_string()),
+                    GroupBy::Week => time_key(|d| week_of(d).to_string()),
+                    GroupBy::Month => time_key(|d| format!("{:04}-{:02}", d.year(), d.month())),
+                    GroupBy::Block => unreachable!("blocks are grouped apart"),
+                };
+                let g = groups.entry(key).or_default();
+                g.0.push(part);
+                if opts.breakdown {
+                    g.1.entry(model_key(part)).or_default().push(part);
+                }
+            }
+            groups
+                .into_iter()
+                .map(|((i, name), (acc, models))| {
+                    let mut row = acc.row();
+                    row.models = breakdown_rows(models);
+                    let known = (i == 0).then(|| name.clone());
+                    match opts.by {
+                        GroupBy::Session => {
+                            let s = &self.sessions[i];
+                            row.session_id.clone_from(&s.id);
+                            row.dialect = s.dialect;
+                            row.source.clone_from(&s.source);
+                        }
+                        GroupBy::Project => row.project = (i != usize::MAX).then_some(name),
+                        GroupBy::Model => row.model = known,
+                        GroupBy::Day => row.day = Some(name),
+                        GroupBy::Week => row.week = Some(name),
+                        GroupBy::Month => row.month = Some(name),
+                        GroupBy::Block => {}
+                    }
+                    row
+                })
+                .collect()
+        };
         let mut totals = total.row();
         totals.totals = true;
+        totals.models = breakdown_rows(total_models);
         (rows, totals)
+    }
+
+    /// The 5-hour blocks: a block starts at its first request's hour (UTC, as the vendors
+    /// count) and holds every request until 5 hours after that, or until 5 hours pass without
+    /// one; the time between blocks is a gap row.
+    fn block_rows(&self, parts: &[&Part], opts: &ReportOptions, tz: &jiff::tz::TimeZone) -> Vec<Row> {
+        let mut timed: Vec<(i64, &Part)> = parts.iter().filter_map(|p| p.at_ms.map(|t| (t, *p))).collect();
+        timed.sort_by_key(|(t, _)| *t);
+        struct Block<'a> {
+            start: i64,
+            first: i64,
+            last: i64,
+            acc: Acc,
+            models: BTreeMap<(usize, String), Acc>,
+            parts: Vec<&'a Part>,
+        }
+        let mut blocks: Vec<Block> = Vec::new();
+        for (t, p) in timed {
+            let new = match blocks.last() {
+                Some(b) => t >= b.start + BLOCK_MS || t - b.last >= BLOCK_MS,
+                None => true,
+            };
+            if new {
+                let start = t - t.rem_euclid(3_600_000);
+                blocks.push(Block {
+                    start,
+                    first: t,
+                    last: t,
+                    acc: Acc::default(),
+                    models: BTreeMap::new(),
+                    parts: vec![],
+                });
+            }
+            let b = blocks.last_mut().expect("a block");
+            b.last = t;
+            b.acc.push(p);
+            if opts.breakdown {
+                b.models.entry(model_key(p)).or_default().push(p);
+            }
+            b.parts.push(p);
+        }
+        let now = opts.now_ms.unwrap_or_else(now_ms);
+        let stamp = |ms: i64| zoned_rfc3339(ms, tz);
+        let mut rows = Vec::new();
+        let mut prev_end: Option<i64> = None;
+        for b in blocks {
+            let end = b.start + BLOCK_MS;
+            if let Some(pe) = prev_end
+                && b.start > pe
+            {
+                rows.push(Row {
+                    block_start: Some(stamp(pe)),
+                    block_end: Some(stamp(b.start)),
+                    gap: true,
+                    ..Row::default()
+                });
+            }
+            prev_end = Some(end);
+            let mut row = b.acc.row();
+            row.block_start = Some(stamp(b.start));
+            row.block_end = Some(stamp(end));
+            row.models = breakdown_rows(b.models);
+            if now >= b.start && now < end && now - b.last < BLOCK_MS {
+                row.active = true;
+                let minutes = ((b.last - b.first) as f64 / 60_000.0).max(1.0);
+                let total = row.total.unwrap_or(0);
+                let rate = total as f64 / minutes;
+                let left = ((end - now) as f64 / 60_000.0).max(0.0);
+                let cost_rate = row.cost_usd.map(|c| c / minutes);
+                row.burn = Some(Burn {
+                    tokens_per_minute: (rate * 10.0).round() / 10.0,
+                    cost_per_hour: cost_rate.map(|r| (r * 60.0 * 1e4).round() / 1e4),
+                    minutes_left: left as u64,
+                    projected_total: total.saturating_add((rate * left) as u64),
+                    projected_cost_usd: row.cost_usd.zip(cost_rate).map(|(c, r)| ((c + r * left) * 1e4).round() / 1e4),
+                });
+                row.rate_limits = self.latest_rate_limits();
+            }
+            rows.push(row);
+        }
+        // Usage without a time: in no block, but counted.
+        let untimed: Vec<&&Part> = parts.iter().filter(|p| p.at_ms.is_none()).collect();
+        if !untimed.is_empty() {
+            let mut acc = Acc::default();
+            for p in untimed {
+                acc.push(p);
+            }
+            let mut row = acc.row();
+            row.block_start = Some("unknown".to_owned());
+            rows.push(row);
+        }
+        rows
+    }
+
+    /// The latest `rate_limit` reading of each window, in window order.
+    pub fn latest_rate_limits(&self) -> Vec<RateReading> {
+        let mut latest: BTreeMap<&str, &RateReading> = BTreeMap::new();
+        for r in &self.rate_limits {
+            let newer = |old: &&RateReading| {
+                let t = |x: &RateReading| x.at.as_deref().and_then(crate::read::time::parse_rfc3339_ms);
+                t(r) >= t(old)
+            };
+            match latest.get(r.window.as_str()) {
+                Some(old) if !newer(old) => {}
+                _ => {
+                    latest.insert(&r.window, r);
+                }
+            }
+        }
+        latest.into_values().cloned().collect()
     }
 }
 
-fn estimate(model: &Option<String>, u: &Usage) -> Cost {
-    let (i, r, w, o) =
-        (u.input.unwrap_or(0), u.cache_read.unwrap_or(0), u.cache_write.unwrap_or(0), u.output.unwrap_or(0));
-    if i == 0 && r == 0 && w == 0 && o == 0 {
+/// A row's sort key and name: `(0, name)` for named groups (sessions and projects: their
+/// first-seen index), `(1, …)` or more for the unnamed, which sort last.
+type GroupKey = (usize, String);
+
+/// A part's `--by model` / `--breakdown` key: known models by name, the unnamed last.
+fn model_key(part: &Part) -> (usize, String) {
+    part.model.as_ref().map_or((1, String::new()), |m| (0, m.clone()))
+}
+
+fn breakdown_rows(models: BTreeMap<(usize, String), Acc>) -> Vec<Row> {
+    models
+        .into_iter()
+        .map(|((i, name), acc)| {
+            let mut row = acc.row();
+            row.model = (i == 0).then_some(name);
+            row
+        })
+        .collect()
+}
+
+/// The civil date of `ms` in `tz`.
+fn civil_date(ms: i64, tz: &jiff::tz::TimeZone) -> Option<jiff::civil::Date> {
+    Some(jiff::Timestamp::from_millisecond(ms).ok()?.to_zoned_datetime(tz.clone()).date())
+}
+
+/// The Monday of `d`'s week.
+fn week_of(d: jiff::civil::Date) -> jiff::civil::Date {
+    let back = i64::from(d.weekday().to_monday_zero_offset());
+    d.checked_sub(jiff::Span::new().days(back)).unwrap_or(d)
+}
+
+/// `ms` as RFC 3339 in `tz` (`2026-05-01T10:00:00+02:00`).
+pub fn zoned_rfc3339(ms: i64, tz: &jiff::tz::TimeZone) -> String {
+    match jiff::Timestamp::from_millisecond(ms) {
+        Ok(t) => t.to_zoned_datetime(tz.clone()).strftime("%Y-%m-%dT%H:%M:%S%:z").to_string(),
+        Err(_) => crate::read::time::rfc3339_millis(ms),
+    }
+}
+
+/// The clock, in ms since the epoch.
+fn now_ms() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
+}
+
+/// When a request was made: its first line's time (ccusage dates requests so too), where that
+/// is at most an hour before its last line's; else its last line's.
+fn request_ms(r: &Request) -> Option<i64> {
+    let parse = |at: &Option<String>| at.as_deref().and_then(crate::read::time::parse_rfc3339_ms);
+    let last = parse(&r.at);
+    match (parse(&r.first_at), last) {
+        (Some(f), Some(l)) if f <= l && l - f <= 3_600_000 => Some(f),
+        _ => last,
+    }
+}
+
+/// A request's identity where the log gives it no id: its time and figures.
+fn figures_key(at: &str, u: &Usage) -> String {
+    format!("{at} {:?} {:?} {:?} {:?} {:?}", u.input, u.cache_read, u.cache_write, u.output, u.reasoning)
+}
+
+/// Whether any figure of `u` is above zero.
+fn has_tokens(u: &Usage) -> bool {
+    [u.input, u.cache_read, u.cache_write, u.output].iter().any(|x| x.unwrap_or(0) > 0)
+}
+
+/// The estimated cost of `u` by `model`'s price; `per_request` when `u` is one request's
+/// (only then can the long-context tier apply).
+fn estimate_with(model: &Option<String>, u: &Usage, per_request: bool) -> Cost {
+    if !has_tokens(u) {
         return Cost::Free;
     }
-    match model.as_deref().and_then(prices::price) {
-        Some(p) => Cost::Estimated(prices::cost(p, i, r, w, o)),
+    match model.as_deref().and_then(|m| prices::table().entry(m)) {
+        Some(e) => Cost::Estimated(e.cost(u, per_request)),
         None => Cost::Unknown,
     }
+}
+
+/// One request's estimated cost.
+fn estimate(model: &Option<String>, u: &Usage) -> Cost {
+    estimate_with(model, u, true)
 }
 
 #[derive(Debug, Default)]
@@ -507,7 +1025,9 @@ struct Acc {
     usage: Usage,
     requests: Option<u64>,
     cost: f64,
-    unknown: bool,
+    /// Tokens without a price, by model (`None`: no model named).
+    unknown: BTreeMap<Option<String>, Usage>,
+    priced: bool,
     estimated: bool,
     reported: bool,
 }
@@ -516,30 +1036,37 @@ impl Acc {
     fn push(&mut self, p: &Part) {
         self.usage = add(self.usage, p.usage);
         if let Some(n) = p.requests {
-            self.requests = Some(self.requests.unwrap_or(0) + n);
+            self.requests = Some(self.requests.unwrap_or(0).saturating_add(n));
         }
         match p.cost {
             Cost::Reported(c) => {
                 self.cost += c;
                 self.reported = true;
+                self.priced = true;
             }
             Cost::Covered => self.reported = true,
             Cost::Estimated(c) => {
                 self.cost += c;
                 self.estimated = true;
+                self.priced = true;
             }
             Cost::Free => {}
-            Cost::Unknown => self.unknown = true,
+            Cost::Unknown => {
+                let u = self.unknown.entry(p.model.clone()).or_default();
+                *u = add(*u, Usage { context: None, service_tier: None, ..p.usage });
+            }
         }
     }
 
     fn row(&self) -> Row {
         let u = self.usage;
         let parts = [u.input, u.cache_read, u.cache_write, u.output];
-        let total = parts.iter().any(Option::is_some).then(|| parts.iter().map(|x| x.unwrap_or(0)).sum());
-        let source = if self.unknown {
+        // Saturated, never wrapped: hostile figures near u64::MAX must not sum to a small number.
+        let total =
+            parts.iter().any(Option::is_some).then(|| parts.iter().fold(0u64, |a, x| a.saturating_add(x.unwrap_or(0))));
+        let source = if !self.unknown.is_empty() && !self.priced {
             None
-        } else if self.estimated {
+        } else if self.estimated || !self.unknown.is_empty() {
             Some(CostSource::Estimated)
         } else if self.reported {
             Some(CostSource::Reported)
@@ -550,11 +1077,23 @@ impl Acc {
             None
         };
         Row {
-            usage: Usage { context: None, ..u },
+            usage: Usage { context: None, service_tier: None, ..u },
             total,
             requests: self.requests,
             cost_usd: source.map(|_| (self.cost * 1e6).round() / 1e6),
             cost_source: source,
+            cost_partial: !self.unknown.is_empty(),
+            unpriced: self
+                .unknown
+                .iter()
+                .map(|(m, u)| Unpriced {
+                    model: m.clone(),
+                    usage: *u,
+                    total: [u.input, u.cache_read, u.cache_write, u.output]
+                        .iter()
+                        .fold(0u64, |a, x| a.saturating_add(x.unwrap_or(0))),
+                })
+                .collect(),
             ..Row::default()
         }
     }
@@ -563,14 +1102,19 @@ impl Acc {
 /// Parses a `--since` / `--until` bound: RFC 3339, or `YYYY-MM-DD` (UTC; the day's start, or
 /// with `end_of_day` its last millisecond).
 pub fn parse_bound(s: &str, end_of_day: bool) -> Option<i64> {
+    parse_bound_in(s, end_of_day, &jiff::tz::TimeZone::UTC)
+}
+
+/// [`parse_bound`] with `YYYY-MM-DD` a day in `tz`.
+pub fn parse_bound_in(s: &str, end_of_day: bool, tz: &jiff::tz::TimeZone) -> Option<i64> {
     if let Some(ms) = crate::read::time::parse_rfc3339_ms(s) {
         return Some(ms);
     }
-    if s.len() == 10 {
-        let start = crate::read::time::parse_rfc3339_ms(&format!("{s}T00:00:00Z"))?;
-        return Some(if end_of_day { start + 86_400_000 - 1 } else { start });
-    }
-    None
+    let date: jiff::civil::Date = s.parse().ok()?;
+    let day_start = |d: jiff::civil::Date| -> Option<i64> {
+        Some(d.to_zoned_datetime(tz.clone()).ok()?.timestamp().as_millisecond())
+    };
+    if end_of_day { Some(day_start(date.tomorrow().ok()?)? - 1) } else { day_start(date) }
 }
 
 /// Writes the rows and the totals row as NDJSON, one object per row.
@@ -588,8 +1132,12 @@ const COLUMNS: [&str; 9] =
 fn key_columns(by: GroupBy) -> &'static [&'static str] {
     match by {
         GroupBy::Session => &["session_id", "dialect"],
+        GroupBy::Project => &["project"],
         GroupBy::Model => &["model"],
         GroupBy::Day => &["day"],
+        GroupBy::Week => &["week"],
+        GroupBy::Month => &["month"],
+        GroupBy::Block => &["block_start", "block_end", "status"],
     }
 }
 
@@ -606,26 +1154,52 @@ fn cost_source(row: &Row) -> &'static str {
     }
 }
 
+fn block_status(row: &Row) -> &'static str {
+    if row.gap {
+        "gap"
+    } else if row.active {
+        "active"
+    } else if row.block_end.is_some() {
+        "ended"
+    } else {
+        ""
+    }
+}
+
 /// Writes the rows and the totals row as CSV (RFC 4180 quoting; absent cells empty; the last
-/// column `totals` is `true` on the totals row).
+/// column `totals` is `true` on the totals row). With `breakdown`, each row is followed by its
+/// per-model rows (the `model` column set).
 pub fn write_csv(w: &mut impl Write, by: GroupBy, rows: &[Row], totals: &Row) -> io::Result<()> {
+    let breakdown = rows.iter().chain(std::iter::once(totals)).any(|r| !r.models.is_empty());
     let mut header: Vec<&str> = key_columns(by).to_vec();
+    if breakdown && by != GroupBy::Model {
+        header.push("model");
+    }
     header.extend(COLUMNS);
     if by == GroupBy::Session {
         header.push("source");
     }
+    header.extend(["cost_partial", "unpriced"]);
     header.push("totals");
     writeln!(w, "{}", header.join(","))?;
     for row in rows.iter().chain(std::iter::once(totals)) {
-        let mut cells: Vec<String> = keys(by, row).into_iter().map(|k| csv_cell(&k.unwrap_or_default())).collect();
-        cells.extend(numbers(row).iter().map(|n| n.map(|n| n.to_string()).unwrap_or_default()));
-        cells.push(row.cost_usd.map(|c| format!("{c}")).unwrap_or_default());
-        cells.push(cost_source(row).to_owned());
-        if by == GroupBy::Session {
-            cells.push(csv_cell(row.source.as_deref().unwrap_or("")));
+        let subs = std::iter::once((row, None)).chain(row.models.iter().map(|m| (m, Some(m.model.clone()))));
+        for (r, model) in subs {
+            let mut cells: Vec<String> = keys(by, row).into_iter().map(|k| csv_cell(&k.unwrap_or_default())).collect();
+            if breakdown && by != GroupBy::Model {
+                cells.push(csv_cell(&model.flatten().unwrap_or_default()));
+            }
+            cells.extend(numbers(r).iter().map(|n| n.map(|n| n.to_string()).unwrap_or_default()));
+            cells.push(r.cost_usd.map(|c| format!("{c}")).unwrap_or_default());
+            cells.push(cost_source(r).to_owned());
+            if by == GroupBy::Session {
+                cells.push(csv_cell(row.source.as_deref().unwrap_or("")));
+            }
+            cells.push(if r.cost_partial { "true".into() } else { String::new() });
+            cells.push(csv_cell(&unpriced_list(r)));
+            cells.push(if row.totals { "true".into() } else { String::new() });
+            writeln!(w, "{}", cells.join(","))?;
         }
-        cells.push(if row.totals { "true".into() } else { String::new() });
-        writeln!(w, "{}", cells.join(","))?;
     }
     Ok(())
 }
@@ -633,13 +1207,34 @@ pub fn write_csv(w: &mut impl Write, by: GroupBy, rows: &[Row], totals: &Row) ->
 fn keys(by: GroupBy, row: &Row) -> Vec<Option<String>> {
     match by {
         GroupBy::Session => vec![row.session_id.clone(), row.dialect.map(|d| d.as_str().to_owned())],
+        GroupBy::Project => vec![row.project.clone()],
         GroupBy::Model => vec![row.model.clone()],
         GroupBy::Day => vec![row.day.clone()],
+        GroupBy::Week => vec![row.week.clone()],
+        GroupBy::Month => vec![row.month.clone()],
+        GroupBy::Block => vec![
+            row.block_start.clone(),
+            row.block_end.clone(),
+            (!row.totals).then(|| block_status(row).to_owned()).filter(|s| !s.is_empty()),
+        ],
     }
 }
 
+/// A CSV cell: RFC 4180 quoting, and text a spreadsheet would run as a formula (a cell starting
+/// with `=`, `+`, `-`, `@`, a tab or a carriage return, OWASP's CSV-injection list) gets a
+/// leading `'` so that it stays text. Session ids, models and paths come from the agent's files.
 fn csv_cell(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_owned() }
+    let s = if s.starts_with(['=', '+', '-', '@', '\t', '\r']) { format!("'{s}") } else { s.to_owned() };
+    if s.contains([',', '"', '\n', '\r']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s }
+}
+
+/// `model (N tokens); …` of a row's unpriced models.
+fn unpriced_list(row: &Row) -> String {
+    row.unpriced
+        .iter()
+        .map(|u| format!("{} ({} tokens)", u.model.as_deref().unwrap_or("no model named"), thousands(u.total)))
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// `1234567` → `1,234,567`.
@@ -655,63 +1250,309 @@ pub fn thousands(n: u64) -> String {
     out
 }
 
+/// `1234567` → `1.2M`, `45300` → `45.3k`, `999` → `999`.
+pub fn short_number(n: u64) -> String {
+    let f = n as f64;
+    if n >= 1_000_000_000 {
+        format!("{:.1}G", f / 1e9)
+    } else if n >= 1_000_000 {
+        format!("{:.1}M", f / 1e6)
+    } else if n >= 1_000 {
+        format!("{:.1}k", f / 1e3)
+    } else {
+        n.to_string()
+    }
+}
+
 /// Writes the rows and the totals row as an aligned table: numbers with thousands separators,
 /// `-` where a figure was never reported, costs as `$0.0123` (reported) or `~$0.0123`
-/// (estimated).
-pub fn write_table(w: &mut impl Write, by: GroupBy, rows: &[Row], totals: &Row) -> io::Result<()> {
-    let mut header: Vec<String> = key_columns(by).iter().map(|s| s.to_uppercase()).collect();
-    header.extend(
-        ["INPUT", "CACHE_READ", "CACHE_WRITE", "OUTPUT", "REASONING", "TOTAL", "REQUESTS", "COST"].map(String::from),
-    );
-    if by == GroupBy::Session {
+/// (estimated), `*` after a partial cost. Within `width` columns when given: sources shortened
+/// to `~/…` and then to their file name, then a compact layout (cache read and write as one
+/// column, short numbers, short session ids, no reasoning, requests or source), then the first
+/// column cut.
+pub fn write_table(
+    w: &mut impl Write,
+    by: GroupBy,
+    rows: &[Row],
+    totals: &Row,
+    width: Option<usize>,
+) -> io::Result<()> {
+    let home = std::env::var_os("HOME").map(|h| h.to_string_lossy().into_owned()).filter(|h| h.len() > 1);
+    let mut chosen = None;
+    let widest = |lines: &[String]| lines.iter().map(|l| display_width(l)).max().unwrap_or(0);
+    for layout in [Layout::Full(SourceForm::Home), Layout::Full(SourceForm::Name), Layout::Compact] {
+        let lines = table_lines(by, rows, totals, layout, home.as_deref(), None);
+        let fits = width.is_none_or(|wd| widest(&lines) <= wd);
+        chosen = Some(lines);
+        if fits {
+            break;
+        }
+    }
+    let mut lines = chosen.unwrap_or_default();
+    if let Some(wd) = width
+        && widest(&lines) > wd
+    {
+        // Still too wide: the first column (ids, projects, models) gives up what is missing.
+        let first = lines.first().map_or(0, |h| display_width(h.split("  ").next().unwrap_or("")));
+        let over = widest(&lines) - wd;
+        let keep = lines.iter().map(|l| first_cell_width(l)).max().unwrap_or(first).saturating_sub(over).max(6);
+        lines = table_lines(by, rows, totals, Layout::Compact, home.as_deref(), Some(keep));
+    }
+    if let Some(wd) = width {
+        for l in &mut lines {
+            if display_width(l) > wd {
+                *l = cut_to_width(l, wd);
+            }
+        }
+    }
+    for l in &lines {
+        writeln!(w, "{l}")?;
+    }
+    for line in notes(rows, totals) {
+        let line = crate::sink::safe::printable(&line).into_owned();
+        match width {
+            Some(wd) if display_width(&line) > wd => writeln!(w, "{}", cut_to_width(&line, wd))?,
+            _ => writeln!(w, "{line}")?,
+        }
+    }
+    Ok(())
+}
+
+/// The lines under the table: the active block's burn rate, projection and rate limits, and
+/// the models a partial cost leaves out.
+fn notes(rows: &[Row], totals: &Row) -> Vec<String> {
+    let mut out = Vec::new();
+    for r in rows.iter().filter(|r| r.active) {
+        if let Some(b) = &r.burn {
+            let cost = b.cost_per_hour.map(|c| format!(", ~${c:.2}/h")).unwrap_or_default();
+            let proj = b.projected_cost_usd.map(|c| format!(", ~${c:.2}")).unwrap_or_default();
+            out.push(format!(
+                "active block: {}h{:02}m left; burn {} tokens/min{cost}; projected {} tokens{proj} by its end",
+                b.minutes_left / 60,
+                b.minutes_left % 60,
+                thousands(b.tokens_per_minute.round() as u64),
+                short_number(b.projected_total)
+            ));
+        }
+        if !r.rate_limits.is_empty() {
+            let list: Vec<String> = r
+                .rate_limits
+                .iter()
+                .map(|l| {
+                    let used = l.used_percent.map(|p| format!(" {p:.0}% used")).unwrap_or_default();
+                    let status = l.status.as_deref().map(|s| format!(" {s}")).unwrap_or_default();
+                    let reset = l.resets_at.as_deref().map(|t| format!(" (resets {t})")).unwrap_or_default();
+                    format!("{}{used}{status}{reset}", l.window)
+                })
+                .collect();
+            out.push(format!("rate limits: {}", list.join("; ")));
+        }
+    }
+    if totals.cost_partial {
+        out.push(format!("* partial cost: no price for {}; add them with --prices FILE", unpriced_list(totals)));
+    }
+    out
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum SourceForm {
+    /// `~/…`
+    Home,
+    /// The file name.
+    Name,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Layout {
+    Full(SourceForm),
+    Compact,
+}
+
+fn display_width(s: &str) -> usize {
+    unicode_width::UnicodeWidthStr::width(s)
+}
+
+/// `s` cut to `width` display columns, ending in `…`.
+fn cut_to_width(s: &str, width: usize) -> String {
+    let mut out = String::new();
+    let mut w = 0;
+    for c in s.chars() {
+        let cw = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+        if w + cw + 1 > width {
+            break;
+        }
+        out.push(c);
+        w += cw;
+    }
+    out.push('…');
+    out
+}
+
+/// The display width of a table line's first cell (up to its two-space separator).
+fn first_cell_width(line: &str) -> usize {
+    display_width(line.split("  ").next().unwrap_or(""))
+}
+
+fn table_lines(
+    by: GroupBy,
+    rows: &[Row],
+    totals: &Row,
+    layout: Layout,
+    home: Option<&str>,
+    max_first: Option<usize>,
+) -> Vec<String> {
+    let compact = layout == Layout::Compact;
+    let show_source = by == GroupBy::Session && !compact;
+    let mut header: Vec<String> = match by {
+        GroupBy::Block => vec!["BLOCK".into(), "STATUS".into()],
+        GroupBy::Session if compact => vec!["SESSION".into(), "CLI".into()],
+        _ => key_columns(by).iter().map(|s| s.to_uppercase()).collect(),
+    };
+    let nkeys = header.len();
+    if compact {
+        header.extend(["INPUT", "OUTPUT", "CACHE", "TOTAL", "COST"].map(String::from));
+    } else {
+        header.extend(
+            ["INPUT", "CACHE_READ", "CACHE_WRITE", "OUTPUT", "REASONING", "TOTAL", "REQUESTS", "COST"]
+                .map(String::from),
+        );
+    }
+    if show_source {
         header.push("SOURCE".into());
     }
-    let nkeys = key_columns(by).len();
+    let num = |n: Option<u64>| n.map_or_else(|| "-".into(), |n| if compact { short_number(n) } else { thousands(n) });
+    let cost = |r: &Row| {
+        let mut c = match (r.cost_usd, r.cost_source) {
+            (Some(c), Some(CostSource::Reported)) => format!("${c:.4}"),
+            (Some(c), _) => format!("~${c:.4}"),
+            (None, _) if r.gap => String::new(),
+            (None, _) => "-".into(),
+        };
+        if r.cost_partial {
+            c.push('*');
+        }
+        c
+    };
     let mut lines = vec![header];
+    let mut push_row = |keys: Vec<String>, r: &Row, source: Option<String>| {
+        let mut cells = keys;
+        if r.gap {
+            cells.extend(std::iter::repeat_n(String::new(), if compact { 4 } else { 7 }));
+        } else if compact {
+            let cache = match (r.usage.cache_read, r.usage.cache_write) {
+                (None, None) => None,
+                (a, b) => Some(a.unwrap_or(0).saturating_add(b.unwrap_or(0))),
+            };
+            cells.extend([num(r.usage.input), num(r.usage.output), num(cache), num(r.total)]);
+        } else {
+            cells.extend(numbers(r).iter().map(|n| num(*n)));
+        }
+        cells.push(cost(r));
+        if show_source {
+            cells.push(source.unwrap_or_default());
+        }
+        // Session ids, models and paths come from the agent's files: shown, never obeyed.
+        let mut cells: Vec<String> = cells.into_iter().map(|c| crate::sink::safe::printable(&c).into_owned()).collect();
+        if let Some(m) = max_first
+            && display_width(&cells[0]) > m
+        {
+            cells[0] = cut_to_width(&cells[0], m);
+        }
+        lines.push(cells);
+    };
     for row in rows.iter().chain(std::iter::once(totals)) {
-        let mut cells: Vec<String> = if row.totals {
+        let keys: Vec<String> = if row.totals {
             let mut k = vec!["TOTAL".to_owned()];
             k.resize(nkeys, String::new());
             k
         } else {
-            keys(by, row).into_iter().map(|k| k.unwrap_or_else(|| "-".into())).collect()
+            table_keys(by, row, compact)
         };
-        cells.extend(numbers(row).iter().map(|n| n.map_or_else(|| "-".into(), thousands)));
-        cells.push(match (row.cost_usd, row.cost_source) {
-            (Some(c), Some(CostSource::Reported)) => format!("${c:.4}"),
-            (Some(c), _) => format!("~${c:.4}"),
-            (None, _) => "-".into(),
+        let source = (!row.totals).then(|| {
+            let s = row.source.clone().unwrap_or_else(|| "-".into());
+            match layout {
+                Layout::Full(SourceForm::Home) => match home {
+                    Some(h) if s.starts_with(h) && s[h.len()..].starts_with('/') => format!("~{}", &s[h.len()..]),
+                    _ => s,
+                },
+                _ => s.rsplit('/').next().unwrap_or(&s).to_owned(),
+            }
         });
-        if by == GroupBy::Session {
-            cells.push(if row.totals { String::new() } else { row.source.clone().unwrap_or_else(|| "-".into()) });
+        push_row(keys, row, source);
+        for m in &row.models {
+            let name = m.model.as_deref().unwrap_or("(no model)");
+            let name = if compact { crate::sink::prices::without_version(name) } else { name };
+            let mut k = vec![format!("  └ {name}")];
+            k.resize(nkeys, String::new());
+            push_row(k, m, None);
         }
-        // Session ids, models and paths come from the agent's files: shown, never obeyed.
-        lines.push(cells.into_iter().map(|c| crate::sink::safe::printable(&c).into_owned()).collect());
     }
     let ncols = lines[0].len();
     let widths: Vec<usize> =
-        (0..ncols).map(|c| lines.iter().map(|l| l[c].chars().count()).max().unwrap_or(0)).collect();
+        (0..ncols).map(|c| lines.iter().map(|l| display_width(&l[c])).max().unwrap_or(0)).collect();
     let last = ncols - 1;
-    for line in &lines {
-        let mut out = String::new();
-        for (c, cell) in line.iter().enumerate() {
-            let pad = widths[c] - cell.chars().count();
-            // Keys and the source left-aligned, figures right-aligned.
-            let left = c < nkeys || (by == GroupBy::Session && c == last);
-            if c > 0 {
-                out.push_str("  ");
-            }
-            if left {
-                out.push_str(cell);
-                if c != last {
-                    out.extend(std::iter::repeat_n(' ', pad));
+    lines
+        .iter()
+        .map(|line| {
+            let mut out = String::new();
+            for (c, cell) in line.iter().enumerate() {
+                let pad = widths[c] - display_width(cell);
+                // Keys and the source left-aligned, figures right-aligned.
+                let left = c < nkeys || (show_source && c == last);
+                if c > 0 {
+                    out.push_str("  ");
                 }
-            } else {
-                out.extend(std::iter::repeat_n(' ', pad));
-                out.push_str(cell);
+                if left {
+                    out.push_str(cell);
+                    if c != last {
+                        out.extend(std::iter::repeat_n(' ', pad));
+                    }
+                } else {
+                    out.extend(std::iter::repeat_n(' ', pad));
+                    out.push_str(cell);
+                }
             }
+            out.trim_end().to_owned()
+        })
+        .collect()
+}
+
+/// The key cells of a row in the table.
+fn table_keys(by: GroupBy, row: &Row, compact: bool) -> Vec<String> {
+    let dash = |k: &Option<String>| k.clone().unwrap_or_else(|| "-".into());
+    match by {
+        GroupBy::Session if compact => vec![
+            row.session_id.as_deref().map_or_else(|| "-".into(), |s| s.chars().take(8).collect()),
+            row.dialect.map_or_else(|| "-".into(), |d| d.as_str().split('-').next().unwrap_or("").to_owned()),
+        ],
+        GroupBy::Project if compact => vec![row.project.as_deref().map_or_else(
+            || "-".into(),
+            |p| {
+                let parts: Vec<&str> = p.rsplit('/').take(2).collect();
+                parts.into_iter().rev().collect::<Vec<_>>().join("/")
+            },
+        )],
+        GroupBy::Block => {
+            let when = |t: &Option<String>| {
+                t.as_deref().map(|t| if t.len() >= 16 { format!("{} {}", &t[..10], &t[11..16]) } else { t.to_owned() })
+            };
+            let start = when(&row.block_start).unwrap_or_else(|| "-".into());
+            let status = if row.gap {
+                let span = match (row.block_start.as_deref(), row.block_end.as_deref()) {
+                    (Some(a), Some(b)) => crate::read::time::parse_rfc3339_ms(b)
+                        .zip(crate::read::time::parse_rfc3339_ms(a))
+                        .map(|(b, a)| format!(" {}h{:02}m", (b - a) / 3_600_000, (b - a) % 3_600_000 / 60_000))
+                        .unwrap_or_default(),
+                    _ => String::new(),
+                };
+                format!("gap{span}")
+            } else if row.active {
+                "active".into()
+            } else {
+                String::new()
+            };
+            vec![start, status]
         }
-        writeln!(w, "{}", out.trim_end())?;
+        _ => keys(by, row).iter().map(dash).collect(),
     }
-    Ok(())
 }

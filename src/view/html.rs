@@ -299,6 +299,11 @@ impl Transcript {
         pages
     }
 
+    /// The session id of a page (that of its sections), when it has one.
+    pub fn session_id(&self, page: &Page) -> Option<&str> {
+        page.sections.first().and_then(|&i| self.sections.get(i)).and_then(|s| s.meta.session_id.as_deref())
+    }
+
     /// Writes one page holding every section.
     pub fn write_all(&self, w: &mut impl Write) -> io::Result<()> {
         let all: Vec<usize> = (0..self.sections.len()).collect();
@@ -412,7 +417,7 @@ fn write_usage(h: &mut String, s: &Finished) {
         return;
     }
     h.push_str(
-        "<table class=\"tokens\"><caption>Token usage</caption><thead><tr><th>model</th><th>requests</th>\
+        "<div class=\"wide\"><table class=\"tokens\"><caption>Token usage</caption><thead><tr><th>model</th><th>requests</th>\
          <th>input</th><th>cache read</th><th>cache write</th><th>output</th><th>total</th><th>cost</th></tr>\
          </thead><tbody>",
     );
@@ -436,7 +441,7 @@ fn write_usage(h: &mut String, s: &Finished) {
     if s.rows.len() > 1 {
         row(h, "all", &s.totals, "totals");
     }
-    h.push_str("</tbody></table>\n");
+    h.push_str("</tbody></table></div>\n");
 }
 
 /// The CSS class of a span kind.
@@ -465,6 +470,7 @@ fn span_class(k: SpanKind) -> &'static str {
         SpanKind::PlanItem(PlanStatus::Completed) => "pi done",
         SpanKind::PlanItem(PlanStatus::InProgress) => "pi doing",
         SpanKind::PlanItem(PlanStatus::Pending) => "pi",
+        SpanKind::PlanItem(PlanStatus::Cancelled) => "pi gone",
         SpanKind::Usage => "usage",
         SpanKind::Cost => "cost",
         SpanKind::RateLimit { warn: true } => "rl warn",
@@ -821,7 +827,8 @@ dl.meta dt{color:var(--muted)}dl.meta dd{margin:0;overflow-wrap:anywhere}
 table.tokens{border-collapse:collapse;font-size:13px;margin:0 0 18px;width:100%}
 table.tokens caption{text-align:left;font-weight:600;padding-bottom:4px}
 table.tokens th,table.tokens td{border-bottom:1px solid var(--line);padding:4px 8px;text-align:right;white-space:nowrap}
-table.tokens th:first-child{text-align:left;overflow-wrap:anywhere;white-space:normal}
+table.tokens th:first-child{text-align:left}
+div.wide{overflow-x:auto;margin:0 0 18px}div.wide>table.tokens{margin:0}
 table.tokens thead th{color:var(--muted);font-weight:500}
 table.tokens tr.totals th,table.tokens tr.totals td{font-weight:600}
 .transcript{border-top:1px solid var(--line);padding-top:12px}
@@ -844,7 +851,7 @@ hr{border:0;border-top:1px solid var(--line);margin:10px 0}
 .ok{color:var(--ok)}.fail,.error{color:var(--fail)}.running{color:var(--muted)}
 .act{font-weight:600}.target{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"DejaVu Sans Mono",monospace}
 .pmark{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"DejaVu Sans Mono",monospace;color:var(--muted)}
-.pi.done{color:var(--muted);text-decoration:line-through}.pi.doing{font-weight:600}
+.pi.done{color:var(--muted);text-decoration:line-through}.pi.doing{font-weight:600}.pi.gone{color:var(--muted);text-decoration:line-through;font-style:italic}
 .cost{color:var(--fg)}.rl.warn,.diag.warn{color:var(--warn)}.diag.error{color:var(--fail)}.diag{font-weight:600}
 .sub{color:var(--think)}.question{font-weight:600}
 .reason{color:var(--muted)}

@@ -539,6 +539,10 @@ pub struct Renderer {
     last_plan: Option<Vec<PlanItem>>,
     /// Claude's running cost total per session, read into each turn's own cost.
     costs: HashMap<Option<String>, usage::RunningCost>,
+    /// A turn started and not yet ended, and whether the stream is a saved log (a transcript
+    /// or rollout, where an open turn is no sign of a cut): which cause a cut stream had.
+    turn_open: bool,
+    saved_log: bool,
 }
 
 /// At most this many task calls are remembered for nesting and running calls for completion.
@@ -563,20 +567,32 @@ impl Renderer {
             turn: Turn::default(),
             last_plan: None,
             costs: HashMap::new(),
+            turn_open: false,
+            saved_log: false,
         }
     }
 
     /// Takes one event; appends to `out` the blocks it completes.
     pub fn push(&mut self, ev: &Event, out: &mut Vec<Block>) {
         let depth = self.depth_of(ev);
+        if let Some(d) = ev.env().dialect {
+            self.saved_log = crate::dialect::registry::is_saved_log(d);
+        }
+        match ev {
+            Event::RunStarted { .. } => self.turn_open = false,
+            Event::TurnStarted { .. } => self.turn_open = true,
+            Event::TurnCompleted { .. } | Event::TurnFailed { .. } => self.turn_open = false,
+            _ => {}
+        }
         match ev {
             Event::RunStarted { env, .. } => {
                 self.settle(out);
                 if let Some(src) = &env.source {
-                    let line = Line {
-                        wrap: Wrap::Pre,
-                        ..Line::new(vec![Span::new(SpanKind::Meta, "── "), Span::new(SpanKind::Meta, clean(src))])
-                    };
+                    // One span per path component (with its `/`): a long path is wrapped between
+                    // components, never inside a name (unless the name alone is wider).
+                    let mut spans = vec![Span::new(SpanKind::Meta, "── ")];
+                    spans.extend(clean(src).split_inclusive('/').map(|part| Span::new(SpanKind::Meta, part)));
+                    let line = Line { wrap: Wrap::Spans, ..Line::new(spans) };
                     out.push(Block::new(BlockKind::Source, 0, ev, vec![line]));
                 }
             }
@@ -898,10 +914,14 @@ impl Renderer {
                 self.finish(out);
                 let mut spans = Vec::new();
                 if !complete {
-                    spans.push(Span::new(
-                        SpanKind::Error,
-                        "✗ the stream ended cut short (a turn open or no final newline)",
-                    ));
+                    // `complete` is false for a turn left open or a last line without its
+                    // newline: the view says which (an open turn when both).
+                    let why = if self.turn_open && !self.saved_log {
+                        "✗ the stream ended cut short: a turn was still open"
+                    } else {
+                        "✗ the stream ended cut short: its last line had no newline"
+                    };
+                    spans.push(Span::new(SpanKind::Error, why));
                 }
                 if *unknown > 0 {
                     let s = if *unknown == 1 { "" } else { "s" };
@@ -1274,6 +1294,7 @@ fn plan_lines(items: &[PlanItem]) -> Vec<Line> {
                 PlanStatus::Completed => "[x] ",
                 PlanStatus::InProgress => "[~] ",
                 PlanStatus::Pending => "[ ] ",
+                PlanStatus::Cancelled => "[-] ",
             };
             Line {
                 prefix: vec![Span::new(SpanKind::PlanMarker(item.status), mark)],

@@ -53,11 +53,16 @@ pub struct Terminal {
 
 impl Terminal {
     /// The terminal stdout is: `COLUMNS` when set to a number, else the terminal's width when
-    /// stdout is one, else [`DEFAULT_WIDTH`]; colour as `mode` and `NO_COLOR` say.
+    /// stdout is one, else the width of the controlling terminal (`/dev/tty`: piped into `less`
+    /// or `tee` from a shell, which does not export `COLUMNS`), else [`DEFAULT_WIDTH`]; colour as
+    /// `mode` and `NO_COLOR` say.
     pub fn detect(mode: ColorMode) -> Terminal {
         let tty = std::io::stdout().is_terminal();
         let columns = std::env::var("COLUMNS").ok().and_then(|c| c.trim().parse::<usize>().ok()).filter(|c| *c > 0);
-        let width = columns.or_else(|| if tty { terminal_width() } else { None }).unwrap_or(DEFAULT_WIDTH);
+        let width = columns
+            .or_else(|| if tty { terminal_width() } else { None })
+            .or_else(controlling_terminal_width)
+            .unwrap_or(DEFAULT_WIDTH);
         let no_color = std::env::var("NO_COLOR").ok();
         Terminal { width, color: mode.resolve(tty, no_color.as_deref()) }
     }
@@ -147,10 +152,11 @@ pub fn sgr(s: &Span) -> String {
         SpanKind::Activity(_) => "1",
         SpanKind::PlanMarker(PlanStatus::Completed) => "32",
         SpanKind::PlanMarker(PlanStatus::InProgress) => "33",
-        SpanKind::PlanMarker(PlanStatus::Pending) => "2",
+        SpanKind::PlanMarker(PlanStatus::Pending | PlanStatus::Cancelled) => "2",
         SpanKind::PlanItem(PlanStatus::Completed) => "2",
         SpanKind::PlanItem(PlanStatus::InProgress) => "1",
         SpanKind::PlanItem(PlanStatus::Pending) => "",
+        SpanKind::PlanItem(PlanStatus::Cancelled) => "2;9",
         SpanKind::RateLimit { warn: true } | SpanKind::Diagnostic(Level::Warning) => "33",
         SpanKind::RateLimit { warn: false } | SpanKind::Diagnostic(Level::Info) => "2",
         SpanKind::Diagnostic(Level::Error) => "31",
@@ -222,6 +228,25 @@ fn to_spans(spans: &[Span], cs: &[(usize, char)]) -> Vec<Span> {
 
 /// One row, cut with `…` when wider than `room`.
 fn clip(spans: &[Span], room: usize) -> Vec<Span> {
+    if width_of(spans) <= room {
+        return spans.to_vec();
+    }
+    // What follows a call's target (` · exit 2 · 1.2s`) says how it went: the target is cut
+    // instead, so that a long command keeps its outcome and duration.
+    if let Some(t) = spans.iter().rposition(|s| s.kind == SpanKind::Target) {
+        let tail = &spans[t + 1..];
+        let tw = width_of(tail);
+        if tw > 0 && tw * 2 <= room {
+            let mut out = clip_end(&spans[..=t], room - tw);
+            out.extend_from_slice(tail);
+            return out;
+        }
+    }
+    clip_end(spans, room)
+}
+
+/// `spans` cut to `room` columns, an ellipsis at the cut.
+fn clip_end(spans: &[Span], room: usize) -> Vec<Span> {
     if width_of(spans) <= room {
         return spans.to_vec();
     }
@@ -370,6 +395,24 @@ fn terminal_width() -> Option<usize> {
         let mut ws = libc::winsize { ws_row: 0, ws_col: 0, ws_xpixel: 0, ws_ypixel: 0 };
         // SAFETY: TIOCGWINSZ writes a `winsize` into the valid, exclusively borrowed `ws`.
         let r = unsafe { libc::ioctl(1, libc::TIOCGWINSZ, &mut ws) };
+        (r == 0 && ws.ws_col > 0).then_some(usize::from(ws.ws_col))
+    }
+    #[cfg(not(unix))]
+    {
+        None
+    }
+}
+
+/// The width of the process's controlling terminal, when it has one.
+fn controlling_terminal_width() -> Option<usize> {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsRawFd as _;
+        let tty = std::fs::File::open("/dev/tty").ok()?;
+        let mut ws = libc::winsize { ws_row: 0, ws_col: 0, ws_xpixel: 0, ws_ypixel: 0 };
+        // SAFETY: TIOCGWINSZ writes a `winsize` into the valid, exclusively borrowed `ws`; the
+        // descriptor is open for the call.
+        let r = unsafe { libc::ioctl(tty.as_raw_fd(), libc::TIOCGWINSZ, &mut ws) };
         (r == 0 && ws.ws_col > 0).then_some(usize::from(ws.ws_col))
     }
     #[cfg(not(unix))]

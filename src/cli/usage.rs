@@ -1,0 +1,180 @@
+//! `agentnorm usage`: where the saved sessions are, reading every input into its usage (in
+//! parallel, shared with `agentnorm statusline`), and writing the report as a table, NDJSON or
+//! CSV. The counting and pricing are the library's (`agentnorm::sink::report`).
+
+use std::io::{self, IsTerminal as _, Write as _};
+use std::path::PathBuf;
+
+use agentnorm::{Dialect, Options};
+use anyhow::{Context as _, Result};
+
+use super::UsageArgs;
+use super::input::Input;
+use super::{exec, input, progress, stdout};
+
+/// Where `agentnorm usage` looks when given no path: the saved sessions of Claude Code and Codex,
+/// those that exist.
+pub fn default_usage_paths() -> Vec<PathBuf> {
+    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+    usage_paths(env("HOME").map(PathBuf::from), env("CLAUDE_CONFIG_DIR"), env("CODEX_HOME"))
+        .into_iter()
+        .filter(|p| p.is_dir())
+        .collect()
+}
+
+/// Claude Code: every `projects` folder of `$CLAUDE_CONFIG_DIR` (comma-separated), else
+/// `~/.config/claude/projects` (newer builds) and `~/.claude/projects`; Codex: `sessions` and
+/// `archived_sessions` of `$CODEX_HOME`, else of `~/.codex` (archived copies are counted once by
+/// the report's dedupe).
+fn usage_paths(
+    home: Option<PathBuf>,
+    claude_config: Option<std::ffi::OsString>,
+    codex_home: Option<std::ffi::OsString>,
+) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    match claude_config {
+        Some(dirs) => {
+            for d in dirs.to_string_lossy().split(',').map(str::trim).filter(|d| !d.is_empty()) {
+                let d = PathBuf::from(d);
+                // The variable may name the config folder or its projects folder.
+                out.push(if d.ends_with("projects") { d } else { d.join("projects") });
+            }
+        }
+        None => {
+            if let Some(h) = &home {
+                out.push(h.join(".config/claude/projects"));
+                out.push(h.join(".claude/projects"));
+            }
+        }
+    }
+    let codex = codex_home.map(PathBuf::from).or_else(|| home.as_ref().map(|h| h.join(".codex")));
+    if let Some(c) = codex {
+        out.push(c.join("sessions"));
+        out.push(c.join("archived_sessions"));
+    }
+    out.dedup();
+    out
+}
+
+/// The width the usage table must fit: `$COLUMNS` when set, else the terminal's when stdout is
+/// one, else none (a file or a pipe gets the full table).
+fn terminal_width() -> Option<usize> {
+    if let Some(n) = std::env::var("COLUMNS").ok().and_then(|c| c.trim().parse::<usize>().ok()).filter(|&n| n > 0) {
+        return Some(n);
+    }
+    if !io::stdout().is_terminal() {
+        return None;
+    }
+    // SAFETY: TIOCGWINSZ fills a winsize struct for the terminal on fd 1; nothing else is written.
+    let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
+    let ok = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) } == 0;
+    (ok && ws.ws_col > 0).then_some(usize::from(ws.ws_col))
+}
+
+/// Reads every input into its usage (in parallel; the order of the result is the inputs'). An
+/// input that could not be read whole is reported on stderr, sets `failed`, and is left out.
+pub fn read_usage(
+    inputs: &[Input],
+    dialect: Option<Dialect>,
+    threads: usize,
+    show_progress: bool,
+    failed: &mut bool,
+) -> Vec<agentnorm::sink::report::InputUsage> {
+    use agentnorm::sink::report::{Collector, InputUsage};
+    let mut progress = progress::Progress::start(inputs.len(), show_progress);
+    let counters = progress.counters();
+    let collected = exec::map_inputs(inputs, threads, |input| -> Result<InputUsage, String> {
+        let _done = counters.as_deref().map(progress::Counters::done_on_drop);
+        let options = Options::default().dialect(dialect).observed_at(false);
+        let mut collector = Collector::new(input.source());
+        // A partly read input is not reported: its totals would be short.
+        if let (_, Some(why)) = exec::feed_input(input, &options, counters.as_deref(), &mut collector) {
+            return Err(why);
+        }
+        Ok(collector.finish())
+    });
+    progress.finish();
+    let mut read = Vec::with_capacity(collected.len());
+    for (order, c) in collected.into_iter().enumerate() {
+        match c {
+            Ok(mut u) => {
+                u.set_order(order);
+                read.push(u)
+            }
+            Err(why) => {
+                eprintln!("agentnorm: {why}");
+                *failed = true;
+            }
+        }
+    }
+    read
+}
+
+pub fn run(args: UsageArgs) -> Result<u8> {
+    use agentnorm::sink::report::{self, GroupBy, Report, ReportOptions};
+    let tz = match args.timezone.as_deref() {
+        None => jiff::tz::TimeZone::system(),
+        Some(name) => {
+            jiff::tz::TimeZone::get(name).with_context(|| format!("--timezone {name:?}: not a known time zone"))?
+        }
+    };
+    let bound = |s: &Option<String>, end: bool, flag: &str| -> Result<Option<i64>> {
+        s.as_deref()
+            .map(|s| {
+                report::parse_bound_in(s, end, &tz).with_context(|| format!("{flag} {s:?}: not RFC 3339 or YYYY-MM-DD"))
+            })
+            .transpose()
+    };
+    let opts = ReportOptions {
+        by: GroupBy::from_name(&args.by).unwrap_or_default(),
+        since_ms: bound(&args.since, false, "--since")?,
+        until_ms: bound(&args.until, true, "--until")?,
+        now_ms: bound(&args.now, false, "--now")?,
+        tz: Some(tz.clone()),
+        breakdown: args.breakdown,
+    };
+    if let (Some(since), Some(until)) = (opts.since_ms, opts.until_ms)
+        && since > until
+    {
+        anyhow::bail!("--since is later than --until: no usage could count");
+    }
+    if let Some(file) = &args.prices {
+        let text = std::fs::read_to_string(file).with_context(|| format!("--prices {}", file.display()))?;
+        let mut table = agentnorm::sink::prices::Prices::embedded();
+        table.merge_json(&text).with_context(|| format!("--prices {}", file.display()))?;
+        agentnorm::sink::prices::install(table);
+    }
+    let paths = if args.paths.is_empty() {
+        let found = default_usage_paths();
+        if found.is_empty() {
+            anyhow::bail!(
+                "no PATH given and no saved sessions found (~/.claude/projects, ~/.config/claude/projects, \
+                 $CLAUDE_CONFIG_DIR, ~/.codex/sessions, ~/.codex/archived_sessions, $CODEX_HOME)"
+            );
+        }
+        found
+    } else {
+        args.paths
+    };
+    let mut failed = false;
+    let inputs = input::expand(&paths, &mut failed);
+    let dialect = args.dialect;
+    let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let mut rep = if args.estimate { Report::estimating() } else { Report::default() };
+    let mut read = read_usage(&inputs, dialect, threads, true, &mut failed);
+    report::by_first_time(&mut read);
+    for u in read {
+        rep.add(u);
+    }
+    let (rows, totals) = rep.rows(&opts);
+    let mut out = io::BufWriter::new(stdout::lock());
+    if args.json {
+        report::write_json(&mut out, &rows, &totals)?;
+    } else if args.csv {
+        report::write_csv(&mut out, opts.by, &rows, &totals)?;
+    } else {
+        report::write_table(&mut out, opts.by, &rows, &totals, terminal_width())?;
+    }
+    out.flush()?;
+    Ok(if failed { 2 } else { 0 })
+}

@@ -1,0 +1,600 @@
+//! `agentnorm usage`, issue 13: the rules people bill on, each pinned by a case that fails when
+//! the rule is broken (per-model Gemini figures, stream figures from `message_delta`, prices,
+//! partial totals, requests counted once across logs).
+
+use std::path::Path;
+
+use serde_json::Value;
+
+mod common;
+use common::bin;
+
+/// The NDJSON rows of `agentnorm usage --json ARGS`, totals row last.
+fn rows(args: &[&str]) -> Vec<Value> {
+    let out = bin().arg("usage").arg("--json").args(args).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    if let Some(parent) = p.parent() {
+        std::fs::create_dir_all(parent).unwrap();
+    }
+    std::fs::write(&p, text).unwrap();
+    p.display().to_string()
+}
+
+fn n(v: &Value, k: &str) -> Option<u64> {
+    v.get(k).and_then(Value::as_u64)
+}
+
+fn cost(v: &Value) -> Option<f64> {
+    v.get("cost_usd").and_then(Value::as_f64)
+}
+
+fn near(a: Option<f64>, b: f64) -> bool {
+    a.is_some_and(|a| (a - b).abs() < 1e-6)
+}
+
+fn by_model<'a>(rows: &'a [Value], model: &str) -> &'a Value {
+    rows.iter().find(|r| r["model"] == model).unwrap_or_else(|| panic!("no row for {model}: {rows:?}"))
+}
+
+#[test]
+fn gemini_stream_result_per_model_figures_leave_cached_out_of_input() {
+    let d = tempfile::tempdir().unwrap();
+    let f = write(
+        d.path(),
+        "g.jsonl",
+        concat!(
+            r#"{"type":"init","timestamp":"2026-05-01T10:00:00Z","session_id":"g1","model":"gemini-3-flash-preview"}"#,
+            "\n",
+            r#"{"type":"result","timestamp":"2026-05-01T10:00:05Z","status":"success","stats":{"total_tokens":1100,"input_tokens":1000,"output_tokens":100,"cached":600,"input":400,"duration_ms":5,"tool_calls":0,"models":{"gemini-3-flash-preview":{"total_tokens":800,"input_tokens":700,"output_tokens":100,"cached":600,"input":100},"gemini-2.5-flash-lite":{"total_tokens":300,"input_tokens":300,"output_tokens":0,"cached":0,"input":300}}}}"#,
+            "\n"
+        ),
+    );
+    let r = rows(&["--by", "model", &f]);
+    let flash = by_model(&r, "gemini-3-flash-preview");
+    assert_eq!((n(flash, "input"), n(flash, "cache_read")), (Some(100), Some(600)));
+    let lite = by_model(&r, "gemini-2.5-flash-lite");
+    assert_eq!((n(lite, "input"), n(lite, "output")), (Some(300), Some(0)));
+    let t = r.last().unwrap();
+    assert_eq!((n(t, "input"), n(t, "cache_read"), n(t, "total")), (Some(400), Some(600), Some(1100)));
+}
+
+#[test]
+fn gemini_json_output_per_model_tokens_are_counted_once_each() {
+    let d = tempfile::tempdir().unwrap();
+    let f = write(
+        d.path(),
+        "j.jsonl",
+        concat!(
+            r#"{"session_id":"g2","response":"hi","stats":{"models":{"gemini-2.5-flash-lite":{"api":{"totalRequests":1},"tokens":{"input":839,"prompt":839,"candidates":49,"total":1028,"cached":0,"thoughts":140,"tool":0}},"gemini-3-flash-preview":{"api":{"totalRequests":2},"tokens":{"prompt":11554,"candidates":55,"total":11609,"cached":5944,"thoughts":0,"tool":0}}}}}"#,
+            "\n"
+        ),
+    );
+    let r = rows(&["--by", "model", &f]);
+    // No `input`: prompt − cached.
+    let flash = by_model(&r, "gemini-3-flash-preview");
+    assert_eq!((n(flash, "input"), n(flash, "cache_read"), n(flash, "output")), (Some(5610), Some(5944), Some(55)));
+    let t = r.last().unwrap();
+    assert_eq!(n(t, "input"), Some(839 + 5610));
+    assert_eq!(n(t, "cache_read"), Some(5944));
+    assert_eq!(n(t, "total"), Some(839 + 189 + 5610 + 5944 + 55));
+}
+
+#[test]
+fn claude_stream_input_and_cache_figures_come_from_message_delta_when_the_start_has_zeros() {
+    let d = tempfile::tempdir().unwrap();
+    let lines = [
+        r#"{"type":"system","subtype":"init","session_id":"s1","model":"claude-sonnet-4-5","tools":[],"uuid":"i1"}"#,
+        r#"{"type":"stream_event","event":{"type":"message_start","message":{"id":"m1","model":"claude-sonnet-4-5","usage":{"input_tokens":0,"cache_read_input_tokens":0,"cache_creation_input_tokens":0,"output_tokens":1}}},"session_id":"s1","parent_tool_use_id":null,"uuid":"e1"}"#,
+        r#"{"type":"assistant","message":{"id":"m1","model":"claude-sonnet-4-5","role":"assistant","content":[{"type":"text","text":"hi"}],"usage":{"input_tokens":0,"cache_read_input_tokens":0,"cache_creation_input_tokens":0,"output_tokens":1}},"session_id":"s1","parent_tool_use_id":null,"uuid":"a1"}"#,
+        r#"{"type":"stream_event","event":{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"input_tokens":12,"cache_read_input_tokens":3000,"cache_creation_input_tokens":500,"output_tokens":40}},"session_id":"s1","parent_tool_use_id":null,"uuid":"e2"}"#,
+    ];
+    let f = write(d.path(), "s.jsonl", &(lines.join("\n") + "\n"));
+    let out = bin().arg(&f).output().unwrap();
+    let usage: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["type"] == "usage")
+        .collect();
+    assert_eq!(usage.len(), 1, "{usage:?}");
+    let u = &usage[0]["usage"];
+    assert_eq!(
+        (n(u, "input"), n(u, "cache_read"), n(u, "cache_write"), n(u, "output")),
+        (Some(12), Some(3000), Some(500), Some(40))
+    );
+    assert_eq!(n(u, "context"), Some(3512));
+}
+
+/// A transcript line of one Claude request (transcripts carry no cost: it is estimated).
+fn transcript(sid: &str, mid: &str, at: &str, model: &str, u: &str) -> String {
+    format!(
+        r#"{{"type":"assistant","sessionId":"{sid}","uuid":"u-{mid}","parentUuid":null,"isSidechain":false,"timestamp":"{at}","requestId":"r-{mid}","message":{{"id":"{mid}","model":"{model}","role":"assistant","type":"message","content":[{{"type":"text","text":"x"}}],"usage":{u}}}}}"#
+    )
+}
+
+#[test]
+fn one_hour_cache_writes_are_priced_apart_from_five_minute_ones() {
+    let d = tempfile::tempdir().unwrap();
+    let u5 = r#"{"input_tokens":0,"cache_read_input_tokens":0,"cache_creation_input_tokens":1000000,"output_tokens":0,"cache_creation":{"ephemeral_5m_input_tokens":1000000,"ephemeral_1h_input_tokens":0}}"#;
+    let u1 = r#"{"input_tokens":0,"cache_read_input_tokens":0,"cache_creation_input_tokens":1000000,"output_tokens":0,"cache_creation":{"ephemeral_5m_input_tokens":0,"ephemeral_1h_input_tokens":1000000}}"#;
+    let f5 =
+        write(d.path(), "a.jsonl", &(transcript("s5", "m5", "2026-05-01T10:00:00Z", "claude-sonnet-4-5", u5) + "\n"));
+    let f1 =
+        write(d.path(), "b.jsonl", &(transcript("s1", "m1", "2026-05-01T10:00:00Z", "claude-sonnet-4-5", u1) + "\n"));
+    let r5 = rows(&[&f5]);
+    let r1 = rows(&[&f1]);
+    assert!(near(cost(&r5[0]), 3.75), "5-minute write at 1.25 × input: {:?}", r5[0]);
+    assert!(near(cost(&r1[0]), 6.0), "1-hour write at 2 × input: {:?}", r1[0]);
+    assert_eq!(n(&r1[0], "cache_write_1h"), Some(1_000_000));
+    assert_eq!(n(&r5[0], "cache_write_1h"), None);
+}
+
+#[test]
+fn long_context_bills_the_whole_request_at_the_higher_rate() {
+    let d = tempfile::tempdir().unwrap();
+    // claude-sonnet-4 (LiteLLM: above 200k tokens 6 / 22.5 / 0.6 / 7.5 per million).
+    let short = r#"{"input_tokens":100000,"cache_read_input_tokens":100000,"cache_creation_input_tokens":0,"output_tokens":1000}"#;
+    let long = r#"{"input_tokens":100000,"cache_read_input_tokens":100001,"cache_creation_input_tokens":0,"output_tokens":1000}"#;
+    let text = [
+        transcript("s", "m1", "2026-05-01T10:00:00Z", "claude-sonnet-4-20250514", short),
+        transcript("s", "m2", "2026-05-01T10:01:00Z", "claude-sonnet-4-20250514", long),
+    ]
+    .join("\n")
+        + "\n";
+    let f = write(d.path(), "t.jsonl", &text);
+    let r = rows(&[&f]);
+    let want_short = 100_000.0 * 3e-6 + 100_000.0 * 3e-7 + 1_000.0 * 1.5e-5;
+    let want_long = 100_000.0 * 6e-6 + 100_001.0 * 6e-7 + 1_000.0 * 2.25e-5;
+    assert!(near(cost(&r[0]), want_short + want_long), "{:?} vs {}", r[0], want_short + want_long);
+}
+
+#[test]
+fn prices_file_adds_and_overrides_models() {
+    let d = tempfile::tempdir().unwrap();
+    let u = r#"{"input_tokens":1000000,"cache_read_input_tokens":0,"cache_creation_input_tokens":0,"output_tokens":0}"#;
+    let f = write(d.path(), "t.jsonl", &(transcript("s", "m", "2026-05-01T10:00:00Z", "house-model-1", u) + "\n"));
+    assert_eq!(cost(&rows(&[&f])[0]), None, "an unknown model has no cost");
+    let p =
+        write(d.path(), "p.json", r#"{"house-model-1":{"input_cost_per_token":7e-6,"output_cost_per_token":1e-5}}"#);
+    assert!(near(cost(&rows(&["--prices", &p, &f])[0]), 7.0));
+    let bad = write(d.path(), "bad.json", "[1,2]");
+    let out = bin().args(["usage", "--prices", &bad, &f]).output().unwrap();
+    assert_ne!(out.status.code(), Some(0), "a malformed --prices file is an error");
+}
+
+#[test]
+fn help_dates_the_price_snapshot() {
+    let out = bin().args(["usage", "--help"]).output().unwrap();
+    let help = String::from_utf8(out.stdout).unwrap();
+    assert!(help.contains(agentnorm::sink::prices::PRICES_DATE), "{help}");
+    assert!(help.contains("LiteLLM"), "{help}");
+}
+
+#[test]
+fn an_unpriced_model_never_blanks_a_total() {
+    let d = tempfile::tempdir().unwrap();
+    let u = r#"{"input_tokens":1000000,"cache_read_input_tokens":0,"cache_creation_input_tokens":0,"output_tokens":0}"#;
+    let text = [
+        transcript("s", "m1", "2026-05-01T10:00:00Z", "claude-sonnet-4-5", u),
+        transcript("s", "m2", "2026-05-01T10:01:00Z", "claude-unreleased-9", u),
+    ]
+    .join("\n")
+        + "\n";
+    let f = write(d.path(), "t.jsonl", &text);
+    for by in ["session", "day", "model"] {
+        let r = rows(&["--by", by, &f]);
+        let t = r.last().unwrap();
+        assert!(near(cost(t), 3.0), "--by {by}: the priced sum: {t}");
+        assert_eq!(t["cost_partial"], true, "--by {by}: {t}");
+        assert_eq!(
+            t["unpriced"],
+            serde_json::json!([{"model": "claude-unreleased-9", "input": 1000000, "cache_read": 0, "cache_write": 0, "output": 0, "total": 1000000}])
+        );
+    }
+    let r = rows(&["--by", "model", &f]);
+    assert_eq!(by_model(&r, "claude-sonnet-4-5").get("cost_partial"), None, "a fully priced row is not partial");
+    let table = String::from_utf8(bin().args(["usage", &f]).output().unwrap().stdout).unwrap();
+    assert!(table.contains("~$3.0000*"), "{table}");
+    assert!(table.contains("partial cost: no price for claude-unreleased-9 (1,000,000 tokens)"), "{table}");
+    let csv = String::from_utf8(bin().args(["usage", "--csv", &f]).output().unwrap().stdout).unwrap();
+    assert!(csv.lines().last().unwrap().ends_with(",true,\"claude-unreleased-9 (1,000,000 tokens)\",true"), "{csv}");
+}
+
+#[test]
+fn a_codex_token_count_before_any_model_takes_the_sessions_model() {
+    let d = tempfile::tempdir().unwrap();
+    let tc = |at: &str, total: u64, last: u64| {
+        format!(
+            r#"{{"timestamp":"{at}","type":"event_msg","payload":{{"type":"token_count","info":{{"total_token_usage":{{"input_tokens":{total},"cached_input_tokens":0,"output_tokens":0,"reasoning_output_tokens":0,"total_tokens":{total}}},"last_token_usage":{{"input_tokens":{last},"cached_input_tokens":0,"output_tokens":0,"reasoning_output_tokens":0,"total_tokens":{last}}},"model_context_window":272000}}}}}}"#
+        )
+    };
+    let text = [
+        r#"{"timestamp":"2026-05-01T10:00:00.000Z","type":"session_meta","payload":{"id":"c1","timestamp":"2026-05-01T10:00:00.000Z","cwd":"/w","originator":"codex_cli_rs","cli_version":"0.58.0","source":"cli"}}"#.to_owned(),
+        tc("2026-05-01T10:00:01.000Z", 1_000_000, 1_000_000),
+        // The first turn ends before any model is named.
+        r#"{"timestamp":"2026-05-01T10:00:01.500Z","type":"event_msg","payload":{"type":"task_complete","turn_id":"t1","last_agent_message":"ok"}}"#.to_owned(),
+        r#"{"timestamp":"2026-05-01T10:00:02.000Z","type":"turn_context","payload":{"cwd":"/w","model":"gpt-5","approval_policy":"never"}}"#.to_owned(),
+        tc("2026-05-01T10:00:03.000Z", 2_000_000, 1_000_000),
+    ]
+    .join("\n")
+        + "\n";
+    let f = write(d.path(), "rollout-2026-05-01T10-00-00-c1.jsonl", &text);
+    let r = rows(&["--by", "model", &f]);
+    assert_eq!(r.len(), 2, "one model row and the totals: {r:?}");
+    let g = by_model(&r, "gpt-5");
+    assert_eq!(n(g, "input"), Some(2_000_000));
+    assert!(near(cost(g), 2.5), "{g}");
+    assert_eq!(r[1].get("cost_partial"), None);
+}
+
+#[test]
+fn csv_cells_that_a_spreadsheet_would_run_are_kept_as_text() {
+    let d = tempfile::tempdir().unwrap();
+    let u = r#"{"input_tokens":1,"cache_read_input_tokens":0,"cache_creation_input_tokens":0,"output_tokens":1}"#;
+    let text = ["=HYPERLINK(\"x\")", "+1", "-2", "@SUM(A1)", "\tx", "ok"]
+        .iter()
+        .enumerate()
+        .map(|(i, sid)| {
+            transcript(&sid.replace('"', "\\\""), &format!("m{i}"), "2026-05-01T10:00:00Z", "claude-sonnet-4-5", u)
+                .replace("\t", "\\t")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n";
+    let f = write(d.path(), "t.jsonl", &text);
+    let csv = String::from_utf8(bin().args(["usage", "--csv", &f]).output().unwrap().stdout).unwrap();
+    let firsts: Vec<&str> = csv.lines().skip(1).map(|l| l.split(',').next().unwrap()).collect();
+    assert_eq!(firsts, ["\"'=HYPERLINK(\"\"x\"\")\"", "'+1", "'-2", "'@SUM(A1)", "'\tx", "ok", ""], "{csv}");
+}
+
+fn transcript_u(sid: &str, mid: &str, at: &str, input: u64) -> String {
+    let u = format!(
+        r#"{{"input_tokens":{input},"cache_read_input_tokens":0,"cache_creation_input_tokens":0,"output_tokens":1}}"#
+    );
+    transcript(sid, mid, at, "claude-sonnet-4-5", &u)
+}
+
+#[test]
+fn a_forked_or_resumed_claude_session_counts_its_parents_messages_once_for_the_parent() {
+    let d = tempfile::tempdir().unwrap();
+    let parent =
+        [transcript_u("S1", "m1", "2026-05-01T10:00:00Z", 10), transcript_u("S1", "m2", "2026-05-01T10:05:00Z", 20)];
+    // The fork: a new session id, the parent's first message copied, then its own.
+    let fork =
+        [transcript_u("S2", "m1", "2026-05-01T10:00:00Z", 10), transcript_u("S2", "m3", "2026-05-01T11:00:00Z", 300)];
+    // Named so that the fork sorts first by path.
+    let f = write(d.path(), "a-fork.jsonl", &(fork.join("\n") + "\n"));
+    let p = write(d.path(), "z-parent.jsonl", &(parent.join("\n") + "\n"));
+    for args in [[&f, &p], [&p, &f]] {
+        let r = rows(&[args[0].as_str(), args[1].as_str()]);
+        assert_eq!(r.len(), 3, "{r:?}");
+        let s1 = r.iter().find(|x| x["session_id"] == "S1").unwrap();
+        let s2 = r.iter().find(|x| x["session_id"] == "S2").unwrap();
+        assert_eq!((n(s1, "input"), n(s1, "requests")), (Some(30), Some(2)), "{s1}");
+        assert_eq!((n(s2, "input"), n(s2, "requests")), (Some(300), Some(1)), "{s2}");
+        assert_eq!(n(r.last().unwrap(), "input"), Some(330));
+    }
+}
+
+fn rollout(id: &str) -> String {
+    let tc = |at: &str, total: u64, last: u64| {
+        format!(
+            r#"{{"timestamp":"{at}","type":"event_msg","payload":{{"type":"token_count","info":{{"total_token_usage":{{"input_tokens":{total},"cached_input_tokens":0,"output_tokens":0,"reasoning_output_tokens":0,"total_tokens":{total}}},"last_token_usage":{{"input_tokens":{last},"cached_input_tokens":0,"output_tokens":0,"reasoning_output_tokens":0,"total_tokens":{last}}},"model_context_window":272000}}}}}}"#
+        )
+    };
+    [
+        format!(r#"{{"timestamp":"2026-05-01T10:00:00.000Z","type":"session_meta","payload":{{"id":"{id}","timestamp":"2026-05-01T10:00:00.000Z","cwd":"/w","originator":"codex_cli_rs","cli_version":"0.58.0","source":"cli"}}}}"#),
+        r#"{"timestamp":"2026-05-01T10:00:00.500Z","type":"turn_context","payload":{"cwd":"/w","model":"gpt-5"}}"#.to_owned(),
+        tc("2026-05-01T10:00:01.000Z", 1000, 1000),
+        tc("2026-05-01T10:00:02.000Z", 3000, 2000),
+    ]
+    .join("\n")
+        + "\n"
+}
+
+#[test]
+fn default_paths_find_every_saved_session_folder_and_count_archived_copies_once() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let r = rollout("c-archived");
+    write(h, ".codex/sessions/2026/05/01/rollout-2026-05-01T10-00-00-c-archived.jsonl", &r);
+    write(h, ".codex/archived_sessions/rollout-2026-05-01T10-00-00-c-archived.jsonl", &r);
+    write(h, ".config/claude/projects/-w/s-new.jsonl", &(transcript_u("Snew", "n1", "2026-05-01T10:00:00Z", 7) + "\n"));
+    write(h, ".claude/projects/-w/s-old.jsonl", &(transcript_u("Sold", "o1", "2026-05-01T10:00:00Z", 5) + "\n"));
+    let out = bin()
+        .args(["usage", "--json"])
+        .env("HOME", h)
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("CODEX_HOME")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let r: Vec<Value> =
+        String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let sid = |s: &str| r.iter().find(|x| x["session_id"] == s).unwrap_or_else(|| panic!("{s} missing: {r:?}"));
+    assert_eq!(n(sid("c-archived"), "input"), Some(3000), "the archived copy is not counted again");
+    assert_eq!(n(sid("Snew"), "input"), Some(7), "~/.config/claude/projects");
+    assert_eq!(n(sid("Sold"), "input"), Some(5));
+    assert_eq!(n(r.last().unwrap(), "input"), Some(3012));
+}
+
+#[test]
+fn claude_config_dir_takes_a_comma_separated_list_and_codex_home_its_folder() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    write(p, "one/projects/-w/a.jsonl", &(transcript_u("A", "a1", "2026-05-01T10:00:00Z", 1) + "\n"));
+    write(p, "two/projects/-w/b.jsonl", &(transcript_u("B", "b1", "2026-05-01T10:00:00Z", 2) + "\n"));
+    write(p, "home/.claude/projects/-w/c.jsonl", &(transcript_u("C", "c1", "2026-05-01T10:00:00Z", 4) + "\n"));
+    write(p, "cx/archived_sessions/rollout-x.jsonl", &rollout("cx1"));
+    let dirs = format!("{},{}", p.join("one").display(), p.join("two").display());
+    let out = bin()
+        .args(["usage", "--json"])
+        .env("HOME", p.join("home"))
+        .env("CLAUDE_CONFIG_DIR", dirs)
+        .env("CODEX_HOME", p.join("cx"))
+        .output()
+        .unwrap();
+    let r: Vec<Value> =
+        String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let ids: Vec<&str> = r.iter().filter_map(|x| x["session_id"].as_str()).collect();
+    assert_eq!(ids.len(), 3, "{ids:?}");
+    for s in ["A", "B", "cx1"] {
+        assert!(ids.contains(&s), "{s} in {ids:?}");
+    }
+    assert!(!ids.contains(&"C"), "CLAUDE_CONFIG_DIR replaces ~/.claude");
+}
+
+#[test]
+fn a_request_is_dated_by_its_first_line() {
+    let d = tempfile::tempdir().unwrap();
+    // One message over two lines across midnight UTC: its first line is on May 1.
+    let first = transcript_u("S", "m1", "2026-05-01T23:59:50Z", 10);
+    let second = first
+        .replace("2026-05-01T23:59:50Z", "2026-05-02T00:00:10Z")
+        .replace(r#""uuid":"u-m1""#, r#""uuid":"u-m1b""#)
+        .replace(r#""output_tokens":1"#, r#""output_tokens":9"#);
+    let f = write(d.path(), "t.jsonl", &(first + "\n" + &second + "\n"));
+    let r = rows(&["--by", "day", "--timezone", "UTC", &f]);
+    assert_eq!(r[0]["day"], "2026-05-01", "{r:?}");
+    assert_eq!(n(&r[0], "output"), Some(9), "the final output count");
+}
+
+#[test]
+fn days_weeks_and_months_are_in_the_chosen_time_zone() {
+    let d = tempfile::tempdir().unwrap();
+    // 2026-05-31T23:30Z is June 1 in Paris (UTC+2) and still May 31 in New York.
+    let f = write(d.path(), "t.jsonl", &(transcript_u("S", "m1", "2026-05-31T23:30:00Z", 10) + "\n"));
+    let key =
+        |by: &str, tz: &str, k: &str| rows(&["--by", by, "--timezone", tz, &f])[0][k].as_str().unwrap().to_owned();
+    assert_eq!(key("day", "UTC", "day"), "2026-05-31");
+    assert_eq!(key("day", "Europe/Paris", "day"), "2026-06-01");
+    assert_eq!(key("day", "America/New_York", "day"), "2026-05-31");
+    assert_eq!(key("month", "Europe/Paris", "month"), "2026-06");
+    assert_eq!(key("month", "UTC", "month"), "2026-05");
+    // 2026-05-31 is a Sunday: its week starts on Monday May 25; June 1 is a Monday.
+    assert_eq!(key("week", "UTC", "week"), "2026-05-25");
+    assert_eq!(key("week", "Europe/Paris", "week"), "2026-06-01");
+    // --since YYYY-MM-DD is that day's start in the zone.
+    assert_eq!(rows(&["--timezone", "Europe/Paris", "--since", "2026-06-01", &f]).len(), 2);
+    assert_eq!(rows(&["--timezone", "UTC", "--since", "2026-06-01", &f]).len(), 1, "only the totals row");
+    let out = bin().args(["usage", "--timezone", "Mars/Olympus", &f]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "an unknown zone is bad usage");
+}
+
+#[test]
+fn blocks_are_five_hours_from_the_first_requests_hour_with_gaps_shown() {
+    let d = tempfile::tempdir().unwrap();
+    let text = [
+        transcript_u("S", "m1", "2026-05-01T10:20:00Z", 100),
+        transcript_u("S", "m2", "2026-05-01T14:59:00Z", 200), // same block (10:00–15:00)
+        transcript_u("S", "m3", "2026-05-01T15:10:00Z", 400), // a new block at 15:00
+        transcript_u("S", "m4", "2026-05-02T01:30:00Z", 800), // after a gap: 20:00–01:00
+    ]
+    .join("\n")
+        + "\n";
+    let f = write(d.path(), "t.jsonl", &text);
+    let r = rows(&["--by", "block", "--timezone", "UTC", "--now", "2026-05-10T00:00:00Z", &f]);
+    let starts: Vec<&str> = r.iter().filter_map(|x| x["block_start"].as_str()).collect();
+    assert_eq!(
+        starts,
+        [
+            "2026-05-01T10:00:00+00:00",
+            "2026-05-01T15:00:00+00:00",
+            "2026-05-01T20:00:00+00:00",
+            "2026-05-02T01:00:00+00:00"
+        ],
+        "{r:?}"
+    );
+    assert_eq!(n(&r[0], "input"), Some(300));
+    assert_eq!(n(&r[1], "input"), Some(400));
+    assert_eq!(r[2]["gap"], true);
+    assert_eq!(r[2]["block_end"], "2026-05-02T01:00:00+00:00");
+    assert_eq!(n(&r[3], "input"), Some(800));
+    assert!(r.iter().all(|x| x.get("active").is_none()), "nothing is active on May 10");
+    assert_eq!(n(r.last().unwrap(), "input"), Some(1500));
+    // A block holds requests until 5 hours pass without one, from its first request's hour.
+    let r = rows(&["--by", "block", "--timezone", "Asia/Kolkata", "--now", "2026-05-10T00:00:00Z", &f]);
+    assert_eq!(r[0]["block_start"], "2026-05-01T15:30:00+05:30", "floored to the UTC hour, shown in the zone");
+}
+
+#[test]
+fn the_active_block_has_its_burn_rate_projection_and_the_latest_rate_limits() {
+    let d = tempfile::tempdir().unwrap();
+    let text =
+        [transcript_u("S", "m1", "2026-05-01T10:00:00Z", 1000), transcript_u("S", "m2", "2026-05-01T10:10:00Z", 1000)]
+            .join("\n")
+            + "\n";
+    let f = write(d.path(), "t.jsonl", &text);
+    let limits = [
+        r#"{"type":"system","subtype":"init","session_id":"L","model":"claude-sonnet-4-5","tools":[],"uuid":"i"}"#,
+        r#"{"type":"rate_limit_event","rate_limit_info":{"status":"allowed","resetsAt":1777644000,"rateLimitType":"five_hour","utilization":0.25},"uuid":"r1","session_id":"L","timestamp":"2026-05-01T10:01:00Z"}"#,
+        r#"{"type":"rate_limit_event","rate_limit_info":{"status":"allowed_warning","resetsAt":1777644000,"rateLimitType":"five_hour","utilization":0.8},"uuid":"r2","session_id":"L","timestamp":"2026-05-01T10:09:00Z"}"#,
+    ];
+    let l = write(d.path(), "l.jsonl", &(limits.join("\n") + "\n"));
+    let r = rows(&["--by", "block", "--timezone", "UTC", "--now", "2026-05-01T11:00:00Z", &f, &l]);
+    let b = &r[0];
+    assert_eq!(b["active"], true, "{b}");
+    let burn = &b["burn"];
+    // 2002 tokens over 10 minutes; 4 hours left.
+    assert_eq!(burn["tokens_per_minute"].as_f64(), Some(200.2), "{burn}");
+    assert_eq!(burn["minutes_left"], 240);
+    assert_eq!(burn["projected_total"], 2002 + 200 * 240 + 48);
+    assert!(burn["projected_cost_usd"].as_f64().unwrap() > cost(b).unwrap());
+    let rl = b["rate_limits"].as_array().expect("rate limits beside the block");
+    assert_eq!(rl.len(), 1, "{rl:?}");
+    assert_eq!(rl[0]["status"], "allowed_warning", "the latest reading: {rl:?}");
+    let table = String::from_utf8(
+        bin()
+            .args(["usage", "--by", "block", "--timezone", "UTC", "--now", "2026-05-01T11:00:00Z", &f, &l])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    assert!(table.contains("active block: 4h00m left; burn 200 tokens/min"), "{table}");
+    assert!(table.contains("rate limits: five_hour"), "{table}");
+}
+
+#[test]
+fn breakdown_puts_per_model_rows_inside_each_row() {
+    let d = tempfile::tempdir().unwrap();
+    let u = r#"{"input_tokens":10,"cache_read_input_tokens":0,"cache_creation_input_tokens":0,"output_tokens":1}"#;
+    let text = [
+        transcript("S", "m1", "2026-05-01T10:00:00Z", "claude-sonnet-4-5", u),
+        transcript("S", "m2", "2026-05-01T10:01:00Z", "claude-haiku-4-5", u),
+        transcript("S", "m3", "2026-05-01T10:02:00Z", "claude-haiku-4-5", u),
+    ]
+    .join("\n")
+        + "\n";
+    let f = write(d.path(), "t.jsonl", &text);
+    let r = rows(&["--by", "day", "--breakdown", &f]);
+    let models = r[0]["models"].as_array().unwrap();
+    assert_eq!(models.len(), 2);
+    assert_eq!((models[0]["model"].as_str(), n(&models[0], "input")), (Some("claude-haiku-4-5"), Some(20)));
+    assert_eq!((models[1]["model"].as_str(), n(&models[1], "input")), (Some("claude-sonnet-4-5"), Some(10)));
+    assert_eq!(r.last().unwrap()["models"].as_array().unwrap().len(), 2, "the totals too");
+    let csv =
+        String::from_utf8(bin().args(["usage", "--csv", "--by", "day", "--breakdown", &f]).output().unwrap().stdout)
+            .unwrap();
+    assert!(csv.lines().next().unwrap().starts_with("day,model,input"), "{csv}");
+    assert_eq!(csv.lines().filter(|l| l.contains(",claude-haiku-4-5,20,")).count(), 2, "{csv}");
+}
+
+#[test]
+fn the_table_fits_an_80_column_terminal() {
+    let d = tempfile::tempdir().unwrap();
+    let deep = "projects/-home-someone-with-a-long-name-src-github-com-org-repository-name";
+    let mut text = String::new();
+    for i in 0..3 {
+        text.push_str(
+            &(transcript_u(
+                &format!("0f1e2d3c-4b5a-6978-8899-aabbccddee{i:02}"),
+                &format!("m{i}"),
+                "2026-05-01T10:00:00Z",
+                123_456_789,
+            ) + "\n"),
+        );
+    }
+    // A session id in CJK: two display columns per character.
+    text.push_str(
+        &(transcript_u("会话会话会话会话会话会话会话会话会话会话会话会话", "mz", "2026-05-01T10:00:00Z", 5) + "\n"),
+    );
+    let f = write(&d.path().join(deep), "0f1e2d3c-4b5a-6978-8899-aabbccddee00.jsonl", &text);
+    for by in ["session", "project", "day", "model", "block"] {
+        for breakdown in [false, true] {
+            let mut cmd = bin();
+            cmd.args(["usage", "--by", by]).env("COLUMNS", "80");
+            if breakdown {
+                cmd.arg("--breakdown");
+            }
+            let table = String::from_utf8(cmd.arg(&f).output().unwrap().stdout).unwrap();
+            for line in table.lines() {
+                let w = unicode_width::UnicodeWidthStr::width(line);
+                assert!(w <= 80, "--by {by} (breakdown {breakdown}): {w} columns:\n{table}");
+            }
+            assert!(table.contains("COST"), "--by {by}: the cost column is kept:\n{table}");
+        }
+    }
+    // Wide enough: the full table with the full source.
+    let wide = String::from_utf8(bin().args(["usage", &f]).env("COLUMNS", "400").output().unwrap().stdout).unwrap();
+    assert!(wide.contains("CACHE_WRITE") && wide.contains(deep), "{wide}");
+}
+
+#[test]
+fn schema_usage_describes_the_json_rows() {
+    let out = bin().args(["schema", "usage"]).output().unwrap();
+    let schema: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let props = schema["properties"].as_object().unwrap();
+    for k in [
+        "session_id",
+        "project",
+        "day",
+        "week",
+        "month",
+        "block_start",
+        "cost_usd",
+        "cost_partial",
+        "unpriced",
+        "burn",
+        "rate_limits",
+        "models",
+        "input",
+        "cache_write_1h",
+    ] {
+        assert!(props.contains_key(k), "{k} missing from {props:?}");
+    }
+}
+
+#[test]
+fn statusline_prints_one_line_from_claude_codes_status_json() {
+    use std::io::Write as _;
+    let d = tempfile::tempdir().unwrap();
+    let text = [
+        transcript_u("S1", "m1", "2026-05-01T09:00:00Z", 2_900_000),
+        transcript_u("S1", "m2", "2026-05-01T11:30:00Z", 100_000),
+    ]
+    .join("\n")
+        + "\n";
+    let t = write(d.path(), "projects/-w/S1.jsonl", &text);
+    let status = serde_json::json!({
+        "session_id": "S1",
+        "transcript_path": t,
+        "model": {"id": "claude-sonnet-4-5", "display_name": "Sonnet 4.5"},
+        "cost": {"total_cost_usd": 1.5},
+        "rate_limits": {"five_hour": {"used_percentage": 38.0}}
+    });
+    let mut child = bin()
+        .args(["statusline", "--timezone", "UTC", "--now", "2026-05-01T12:00:00Z"])
+        .arg(d.path().join("projects"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(status.to_string().as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let line = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(line.lines().count(), 1, "{line}");
+    // Today: 3M input tokens of Sonnet 4.5 at $3 per million (+ 2 output tokens).
+    assert!(line.starts_with("Sonnet 4.5 · session $1.50 · today ~$9.00 · "), "{line}");
+    // The block 09:00–14:00 holds both; 2 hours left at noon.
+    assert!(line.contains("block ~$9.00 (2h00m left)"), "{line}");
+    // The last request's context: 100k of 200k.
+    assert!(line.contains("ctx 50% (100.0k/200.0k)"), "{line}");
+    assert!(line.ends_with("5h 38% used\n"), "{line}");
+}
+
+#[test]
+fn a_usage_object_written_with_spaces_still_counts() {
+    let d = tempfile::tempdir().unwrap();
+    let line = transcript_u("S", "m1", "2026-05-01T10:00:00Z", 42).replace(r#""usage":{"#, r#""usage" :  {"#);
+    assert!(line.contains(r#""usage" :  {"#));
+    let f = write(d.path(), "t.jsonl", &(line + "\n"));
+    let r = rows(&[&f]);
+    assert_eq!(n(&r[0], "input"), Some(42), "{r:?}");
+}
