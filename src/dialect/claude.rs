@@ -5,14 +5,14 @@
 //! `stream_event` deltas and then repeats the text in the whole message. Both repeats are
 //! expressed as [`Piece`]s the fold resolves (once per `message.id`; text exactly once).
 
+use std::collections::BTreeMap;
+
 use super::{
     Adapter, Claim, Cx, Mapped, NO_ID, Own, Piece, Recent, ToolKinds, content_text, failure_kind, subagent_status, summary,
     unlisted_kind,
 };
 use crate::dialect::usage;
-use crate::event::{
-    Envelope, Event, FailureKind, Level, SubagentOperation, SubagentStatus, Text, ToolKind, UnknownReason, Usage, UsageScope,
-};
+use crate::event::{Envelope, Event, FailureKind, Level, ModelUsage, ServiceTier, SubagentOperation, SubagentStatus, Text, ToolKind, UnknownReason, Usage, UsageScope};
 use crate::read::frame::Val;
 
 /// The `claude` dialect.
@@ -467,7 +467,7 @@ fn assistant(f: Val<'_>, m: &mut Mapped, kinds: ToolKinds) {
     assistant_content(msg, &message_id, m, kinds);
     // `<synthetic>` messages (local command output, API error notices) are no model request.
     if model != Some("<synthetic>")
-        && let Some(u) = msg.get("usage").filter(|u| u.is_object()).map(usage::claude)
+        && let Some(u) = msg.get("usage").filter(|u| u.is_object()).map(counters)
         && !u.is_empty()
     {
         // Stream-json lines carry a start-of-message snapshot whose output count is not final
@@ -666,10 +666,10 @@ fn result(f: Val<'_>, m: &mut Mapped) {
         m.set_frame("result", s);
     }
     let failed = f.bool_at("is_error").unwrap_or_else(|| subtype.is_some_and(|s| s.starts_with("error")));
-    let usage = f.get("usage").map(usage::claude).and_then(usage::non_empty);
+    let usage = f.get("usage").map(counters).and_then(usage::non_empty);
     let cost_usd = f.f64_at("total_cost_usd");
     let duration_ms = f.u64_at("duration_ms");
-    let model_usage = f.get("modelUsage").and_then(usage::claude_model_usage);
+    let model_usage = f.get("modelUsage").and_then(model_usage);
     if !failed {
         m.push(Event::TurnCompleted {
             env: Envelope::default(),
@@ -733,7 +733,7 @@ fn stream_event(f: Val<'_>, m: &mut Mapped) {
             match msg.and_then(|x| x.string_at("id")) {
                 Some(message_id) => m.push_piece(ClaudePiece::StreamStart {
                     message_id,
-                    usage: msg.and_then(|x| x.get("usage")).map(usage::claude).unwrap_or_default(),
+                    usage: msg.and_then(|x| x.get("usage")).map(counters).unwrap_or_default(),
                     model: msg.and_then(|x| x.string_at("model")),
                 }),
                 None => m.heartbeat(),
@@ -758,7 +758,7 @@ fn stream_event(f: Val<'_>, m: &mut Mapped) {
             }
         }
         "message_delta" => match ev.get("usage").filter(|u| u.is_object()) {
-            Some(u) => m.push_piece(ClaudePiece::StreamUsage { usage: usage::claude(u) }),
+            Some(u) => m.push_piece(ClaudePiece::StreamUsage { usage: counters(u) }),
             None => m.heartbeat(),
         },
         "content_block_start" | "content_block_stop" | "message_stop" | "ping" => m.heartbeat(),
@@ -824,9 +824,69 @@ fn rate_limit(f: Val<'_>, m: &mut Mapped) {
     }
 }
 
+/// Claude's `usage` object (`input_tokens`, `cache_read_input_tokens`,
+/// `cache_creation_input_tokens`, `output_tokens`).
+pub(crate) fn counters(u: Val<'_>) -> Usage {
+    Usage {
+        input: u.u64_at("input_tokens"),
+        cache_read: u.u64_at("cache_read_input_tokens"),
+        cache_write: u.u64_at("cache_creation_input_tokens"),
+        output: u.u64_at("output_tokens"),
+        reasoning: None,
+        context: None,
+        cache_write_1h: u
+            .path(&["cache_creation", "ephemeral_1h_input_tokens"])
+            .and_then(|v| v.u64())
+            .filter(|&n| n > 0),
+        service_tier: u.str_at("service_tier").and_then(ServiceTier::from_name),
+    }
+}
+
+/// Claude's `result.modelUsage` (`{model: {inputTokens, outputTokens, cacheReadInputTokens,
+/// cacheCreationInputTokens, webSearchRequests, costUSD, contextWindow, maxOutputTokens}}`; older
+/// CLIs wrote the snake_case `input_tokens`, …): `None` when no model has a figure.
+pub(crate) fn model_usage(v: Val<'_>) -> Option<BTreeMap<String, ModelUsage>> {
+    let u = |m: Val<'_>, camel: &str, snake: &str| m.u64_at(camel).or_else(|| m.u64_at(snake));
+    let models: BTreeMap<String, ModelUsage> = v
+        .entries()?
+        .into_iter()
+        .filter(|(_, m)| m.is_object())
+        .map(|(name, m)| {
+            let mu = ModelUsage {
+                input: u(m, "inputTokens", "input_tokens"),
+                cache_read: u(m, "cacheReadInputTokens", "cache_read_input_tokens"),
+                cache_write: u(m, "cacheCreationInputTokens", "cache_creation_input_tokens"),
+                output: u(m, "outputTokens", "output_tokens"),
+                web_search_requests: u(m, "webSearchRequests", "web_search_requests"),
+                cost_usd: m.f64_at("costUSD").or_else(|| m.f64_at("cost_usd")).filter(|c| c.is_finite() && *c >= 0.0),
+                context_window: u(m, "contextWindow", "context_window"),
+                max_output_tokens: u(m, "maxOutputTokens", "max_output_tokens"),
+            };
+            (name.to_owned(), mu)
+        })
+        .filter(|(_, mu)| *mu != ModelUsage::default())
+        .collect();
+    (!models.is_empty()).then_some(models)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn counted(line: &str, f: fn(crate::read::frame::Val<'_>) -> crate::event::Usage) -> crate::event::Usage {
+        crate::read::frame::Parser::default().with_frame(line.as_bytes(), |v| f(v.unwrap()))
+    }
+
+    #[test]
+    fn claude_cache_figures_are_separate() {
+        let u = counted(
+            r#"{"input_tokens":2,"cache_read_input_tokens":18531,"cache_creation_input_tokens":20271,"output_tokens":789}"#,
+            counters,
+        );
+        assert_eq!(crate::dialect::usage::with_context(u).context, Some(38804));
+        assert_eq!(u.input, Some(2));
+    }
+
     use crate::dialect::assert_kinds;
 
     #[test]

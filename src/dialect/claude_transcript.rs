@@ -275,7 +275,7 @@ fn assistant(f: Val<'_>, m: &mut Mapped) {
     if model == Some("<synthetic>") {
         return;
     }
-    let Some(figures) = msg.get("usage").filter(|u| u.is_object()).map(usage::claude).and_then(usage::non_empty) else {
+    let Some(figures) = msg.get("usage").filter(|u| u.is_object()).map(crate::dialect::claude::counters).and_then(usage::non_empty) else {
         return;
     };
     let event = Event::Usage {

@@ -12,9 +12,7 @@
 
 use super::{Adapter, Claim, Cx, Mapped, NO_ID, Own, Piece, content_text, diagnostic, failure_kind, plan_items, subagent_status};
 use crate::dialect::usage;
-use crate::event::{
-    Envelope, Event, FailureKind, Level, SubagentOperation, SubagentStatus, Text, ToolKind, UnknownReason, Usage, UsageScope,
-};
+use crate::event::{Envelope, Event, FailureKind, Level, ServiceTier, SubagentOperation, SubagentStatus, Text, ToolKind, UnknownReason, Usage, UsageScope};
 use crate::read::frame::Val;
 
 /// The `codex` dialect.
@@ -122,7 +120,7 @@ pub fn map(f: Val<'_>, m: &mut Mapped) {
         "turn.started" => m.push(Event::TurnStarted { env: Envelope::default() }),
         "turn.completed" => m.push(Event::TurnCompleted {
             env: Envelope::default(),
-            usage: f.get("usage").filter(|u| u.is_object()).map(usage::codex).and_then(usage::non_empty),
+            usage: f.get("usage").filter(|u| u.is_object()).map(counters).and_then(usage::non_empty),
             usage_scope: f.get("usage").filter(|u| u.is_object()).map(|_| UsageScope::Session),
             cost_scope: None,
             cost_usd: None,
@@ -139,7 +137,7 @@ pub fn map(f: Val<'_>, m: &mut Mapped) {
                 .or_else(|| f.str_at("error"))
                 .unwrap_or("turn failed")
                 .to_owned();
-            let usage = f.get("usage").filter(|u| u.is_object()).map(usage::codex).and_then(usage::non_empty);
+            let usage = f.get("usage").filter(|u| u.is_object()).map(counters).and_then(usage::non_empty);
             let (error, kind) = turn_failure(error);
             m.push(Event::TurnFailed {
                 env: Envelope::default(),
@@ -447,7 +445,7 @@ pub(crate) fn shell_summary(command: Val<'_>) -> Option<String> {
 pub(crate) fn token_count(p: Val<'_>, at: Option<&str>, m: &mut Mapped) {
     if let Some(info) = p.get("info").filter(|i| i.is_object()) {
         let event =
-            info.get("last_token_usage").filter(|u| u.is_object()).map(usage::codex).and_then(usage::non_empty).map(
+            info.get("last_token_usage").filter(|u| u.is_object()).map(counters).and_then(usage::non_empty).map(
                 |u| Event::Usage {
                     env: Envelope::default(),
                     usage: usage::with_context(u),
@@ -457,7 +455,7 @@ pub(crate) fn token_count(p: Val<'_>, at: Option<&str>, m: &mut Mapped) {
                 },
             );
         match info.get("total_token_usage").filter(|u| u.is_object()) {
-            Some(total) => m.push_piece(CodexPiece::TokenCount { total: usage::codex(total), event }),
+            Some(total) => m.push_piece(CodexPiece::TokenCount { total: counters(total), event }),
             // No running total to compare: every such line is its own request.
             None => {
                 if let Some(e) = event {
@@ -523,5 +521,47 @@ fn rate_limits(rl: Val<'_>, at: Option<&str>, m: &mut Mapped) {
             overage_status: None,
             using_overage: None,
         });
+    }
+}
+
+/// Codex's usage (`turn.completed.usage`, `token_count` info): `cached_input_tokens` is a subset
+/// of `input_tokens`, `output_tokens` includes `reasoning_output_tokens`.
+pub(crate) fn counters(u: Val<'_>) -> Usage {
+    let input = u.u64_at("input_tokens");
+    let cached = u.u64_at("cached_input_tokens");
+    Usage {
+        input: match (input, cached) {
+            (Some(i), Some(c)) => Some(i.saturating_sub(c)),
+            (i, _) => i,
+        },
+        cache_read: cached,
+        cache_write: u.u64_at("cache_write_input_tokens"),
+        output: u.u64_at("output_tokens"),
+        reasoning: u.u64_at("reasoning_output_tokens"),
+        context: None,
+        cache_write_1h: None,
+        service_tier: u.str_at("service_tier").and_then(ServiceTier::from_name),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn counted(line: &str, f: fn(crate::read::frame::Val<'_>) -> crate::event::Usage) -> crate::event::Usage {
+        crate::read::frame::Parser::default().with_frame(line.as_bytes(), |v| f(v.unwrap()))
+    }
+
+    #[test]
+    fn codex_cached_is_a_subset_of_input() {
+        let u = counted(
+            r#"{"input_tokens":15931,"cached_input_tokens":14080,"output_tokens":50,"reasoning_output_tokens":10}"#,
+            counters,
+        );
+        assert_eq!(u.input, Some(1851));
+        assert_eq!(u.cache_read, Some(14080));
+        assert_eq!(u.output, Some(50));
+        assert_eq!(u.reasoning, Some(10));
+        assert_eq!(u.cache_write, None, "absent is not zero");
     }
 }

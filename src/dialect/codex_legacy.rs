@@ -162,7 +162,7 @@ pub fn map(f: Val<'_>, m: &mut Mapped) {
         "token_count" => {
             if msg.get("info").is_some() || msg.get("rate_limits").is_some() {
                 token_count(msg, None, m);
-            } else if let Some(u) = usage::non_empty(usage::codex(msg)) {
+            } else if let Some(u) = usage::non_empty(crate::dialect::codex::counters(msg)) {
                 m.push(Event::Usage {
                     env: Envelope::default(),
                     usage: usage::with_context(u),

@@ -28,7 +28,7 @@
 
 use super::{Adapter, Claim, Mapped, NO_ID, Piece, failure_kind, one_line, summary, unlisted_kind};
 use crate::dialect::usage;
-use crate::event::{Envelope, Event, FailureKind, PlanItem, PlanStatus, Text, ToolKind, UnknownReason};
+use crate::event::{Envelope, Event, FailureKind, PlanItem, PlanStatus, Text, ToolKind, UnknownReason, Usage};
 use crate::read::frame::Val;
 
 /// The `cursor` dialect.
@@ -208,7 +208,7 @@ fn result(f: Val<'_>, m: &mut Mapped) {
         m.set_frame("result", s);
     }
     let failed = f.bool_at("is_error").unwrap_or_else(|| subtype.is_some_and(|s| s.starts_with("error")));
-    let usage = f.get("usage").filter(|u| u.is_object()).map(usage::cursor).and_then(usage::non_empty);
+    let usage = f.get("usage").filter(|u| u.is_object()).map(counters).and_then(usage::non_empty);
     let duration_ms = f.u64_at("duration_ms");
     if !failed {
         m.push(Event::TurnCompleted {
@@ -569,9 +569,35 @@ fn success_output(name: &str, s: Val<'_>) -> Option<Text> {
     (!empty).then(|| Text::from(s.to_json().get().to_owned()))
 }
 
+/// Cursor `result.usage` (camelCase): `inputTokens`, `cacheReadTokens`, `cacheWriteTokens`,
+/// `outputTokens`.
+pub(crate) fn counters(u: Val<'_>) -> Usage {
+    Usage {
+        input: u.u64_at("inputTokens"),
+        cache_read: u.u64_at("cacheReadTokens"),
+        cache_write: u.u64_at("cacheWriteTokens"),
+        output: u.u64_at("outputTokens"),
+        reasoning: None,
+        context: None,
+        ..Usage::default()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn counted(line: &str, f: fn(crate::read::frame::Val<'_>) -> crate::event::Usage) -> crate::event::Usage {
+        crate::read::frame::Parser::default().with_frame(line.as_bytes(), |v| f(v.unwrap()))
+    }
+
+    #[test]
+    fn camel_case_counters() {
+        let c =
+            counted(r#"{"inputTokens":4,"outputTokens":122,"cacheReadTokens":13535,"cacheWriteTokens":15844}"#, counters);
+        assert_eq!(crate::dialect::usage::with_context(c).context, Some(29383));
+    }
+
     use crate::read::frame::Parser;
 
     fn mapped(line: &str) -> Mapped {

@@ -292,11 +292,11 @@ fn result(f: Val<'_>, m: &mut Mapped) {
     };
     m.set_frame("result", status);
     let stats = f.get("stats").filter(|s| s.is_object());
-    let turn_usage = stats.map(usage::gemini_stream).and_then(usage::non_empty);
+    let turn_usage = stats.map(stream_counters).and_then(usage::non_empty);
     let duration_ms = stats.and_then(|s| s.u64_at("duration_ms"));
     match status {
         "success" => {
-            model_usage(stats, |t| usage::non_empty(usage::gemini_stream(t)), m);
+            model_usage(stats, |t| usage::non_empty(stream_counters(t)), m);
             m.push(Event::TurnCompleted {
                 env: Envelope::default(),
                 usage: turn_usage,
@@ -311,7 +311,7 @@ fn result(f: Val<'_>, m: &mut Mapped) {
             });
         }
         "error" => {
-            model_usage(stats, |t| usage::non_empty(usage::gemini_stream(t)), m);
+            model_usage(stats, |t| usage::non_empty(stream_counters(t)), m);
             // A failure written by the CLI's error handler reports a duration of 0: no reading.
             let ev = turn_failed(f.get("error"), turn_usage, duration_ms.filter(|&d| d > 0));
             match f.get("error").filter(|e| !e.is_null()) {
@@ -418,7 +418,7 @@ fn json_output(f: Val<'_>, m: &mut Mapped) {
     let stats = f.get("stats").filter(|s| s.is_object());
     let turn_usage = model_usage(
         stats,
-        |mv| mv.get("tokens").filter(|t| t.is_object()).map(usage::gemini_json).and_then(usage::non_empty),
+        |mv| mv.get("tokens").filter(|t| t.is_object()).map(json_counters).and_then(usage::non_empty),
         m,
     );
     match f.get("error").filter(|e| !e.is_null()) {
@@ -440,9 +440,68 @@ fn json_output(f: Val<'_>, m: &mut Mapped) {
     }
 }
 
+/// Gemini stream-json `result.stats` (and each `stats.models.<m>` of the stream): `input` when
+/// present, else `input_tokens − cached`; `cached` is read from cache; `output_tokens`.
+pub(crate) fn stream_counters(s: Val<'_>) -> Usage {
+    let cached = s.u64_at("cached");
+    Usage {
+        input: s.u64_at("input").or_else(|| match (s.u64_at("input_tokens"), cached) {
+            (Some(i), Some(c)) => Some(i.saturating_sub(c)),
+            (i, _) => i,
+        }),
+        cache_read: cached,
+        cache_write: None,
+        output: s.u64_at("output_tokens"),
+        reasoning: None,
+        context: None,
+        ..Usage::default()
+    }
+}
+
+/// Gemini `--output-format json` `stats.models.<m>.tokens`: `input` when present, else
+/// `prompt − cached`; `output` = `candidates + thoughts`; `reasoning` = `thoughts`.
+pub(crate) fn json_counters(t: Val<'_>) -> Usage {
+    let cached = t.u64_at("cached");
+    let thoughts = t.u64_at("thoughts");
+    let candidates = t.u64_at("candidates");
+    Usage {
+        input: t.u64_at("input").or_else(|| match (t.u64_at("prompt"), cached) {
+            (Some(p), Some(c)) => Some(p.saturating_sub(c)),
+            (p, _) => p,
+        }),
+        cache_read: cached,
+        cache_write: None,
+        output: match (candidates, thoughts) {
+            (None, None) => None,
+            (c, t) => c.unwrap_or(0).checked_add(t.unwrap_or(0)),
+        },
+        reasoning: thoughts,
+        context: None,
+        ..Usage::default()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn counted(line: &str, f: fn(crate::read::frame::Val<'_>) -> crate::event::Usage) -> crate::event::Usage {
+        crate::read::frame::Parser::default().with_frame(line.as_bytes(), |v| f(v.unwrap()))
+    }
+
+    #[test]
+    fn stream_and_json_counters() {
+        let g = counted(
+            r#"{"total_tokens":12659,"input_tokens":12479,"output_tokens":89,"cached":5952,"input":6527}"#,
+            stream_counters,
+        );
+        assert_eq!((g.input, g.cache_read, g.output), (Some(6527), Some(5952), Some(89)));
+        let g = counted(r#"{"input_tokens":74,"output_tokens":26}"#, stream_counters);
+        assert_eq!((g.input, g.cache_read), (Some(74), None));
+        let j = counted(r#"{"prompt":11554,"candidates":55,"total":11609,"cached":5944,"thoughts":0}"#, json_counters);
+        assert_eq!((j.input, j.cache_read, j.output, j.reasoning), (Some(5610), Some(5944), Some(55), Some(0)));
+    }
+
     use crate::dialect::assert_kinds;
 
     #[test]

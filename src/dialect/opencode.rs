@@ -16,7 +16,7 @@
 //!   one whose `reason` is not `tool-calls` (or that has no `reason`) ends the turn, and its
 //!   `turn_completed` carries the usage and cost summed over the turn's steps
 //!   ([`StepPiece::StepFinish`]). `done` completes a turn that has no `turn_completed` yet.
-//! - `tokens.output` leaves reasoning out; SPEC §4 adds it back (`usage::opencode`).
+//! - `tokens.output` leaves reasoning out; SPEC §4 adds it back (`counters`).
 
 use super::{Adapter, Claim, Cx, Mapped, NO_ID, Own, Piece, content_text, failure_kind, one_line, summary, unlisted_kind};
 use crate::dialect::usage;
@@ -330,7 +330,7 @@ fn tool_use(p: Val<'_>, m: &mut Mapped) {
 fn step_finish(p: Val<'_>, m: &mut Mapped) {
     let reason = p.string_at("reason");
     let ends_turn = reason.as_deref() != Some("tool-calls");
-    let figures = p.get("tokens").filter(|t| t.is_object()).map(usage::opencode).and_then(usage::non_empty);
+    let figures = p.get("tokens").filter(|t| t.is_object()).map(counters).and_then(usage::non_empty);
     let event = match figures {
         Some(u) => Event::Usage {
             env: Envelope::default(),
@@ -380,9 +380,43 @@ fn error(f: Val<'_>, m: &mut Mapped) {
     });
 }
 
+/// OpenCode `step_finish.part.tokens`: `output + reasoning` is the output (its `output` leaves
+/// reasoning out), `cache.read` / `cache.write`.
+pub(crate) fn counters(t: Val<'_>) -> Usage {
+    let reasoning = t.u64_at("reasoning");
+    let output = t.u64_at("output");
+    Usage {
+        input: t.u64_at("input"),
+        cache_read: t.path(&["cache", "read"]).and_then(|v| v.u64()),
+        cache_write: t.path(&["cache", "write"]).and_then(|v| v.u64()),
+        output: match (output, reasoning) {
+            (None, None) => None,
+            (o, r) => o.unwrap_or(0).checked_add(r.unwrap_or(0)),
+        },
+        reasoning,
+        context: None,
+        ..Usage::default()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn counted(line: &str, f: fn(crate::read::frame::Val<'_>) -> crate::event::Usage) -> crate::event::Usage {
+        crate::read::frame::Parser::default().with_frame(line.as_bytes(), |v| f(v.unwrap()))
+    }
+
+    #[test]
+    fn output_adds_reasoning_back() {
+        let o = counted(r#"{"input":671,"output":8,"reasoning":3,"cache":{"read":21415,"write":0}}"#, counters);
+        assert_eq!(
+            (o.input, o.cache_read, o.cache_write, o.output, o.reasoning),
+            (Some(671), Some(21415), Some(0), Some(11), Some(3))
+        );
+        assert_eq!(crate::dialect::usage::add(o, o).output, Some(22));
+    }
+
     use crate::dialect::assert_kinds;
 
     #[test]
