@@ -4,7 +4,7 @@
 
 mod cli;
 
-use cli::{exec, input, pages, pipes, progress, stdout};
+use cli::{exec, input, otlp, pages, pipes, progress, stdout};
 
 use std::io::{self, IsTerminal as _, Write};
 use std::path::PathBuf;
@@ -103,6 +103,7 @@ fn run(cli: Cli) -> Result<u8> {
         Some(Command::Diagnostics(args)) => diagnostics(&args),
         Some(Command::Usage(args)) => cli::usage::run(args),
         Some(Command::Statusline(args)) => cli::statusline::run(args),
+        Some(Command::Export(args)) => cli::export::run(&args),
         None => normalize(cli.norm),
     }
 }
@@ -159,6 +160,12 @@ fn normalize(args: NormalizeArgs) -> Result<u8> {
     }
     let mut filter = if only.is_empty() { TypeFilter::all() } else { TypeFilter::only(&only)? };
     filter = filter.exclude(&exclude)?;
+    if args.otlp_endpoint.is_some() && matches!(args.format, Format::Html | Format::Atif) {
+        anyhow::bail!("--otlp-endpoint goes with --format ndjson, pretty or otlp");
+    }
+    if args.format == Format::Atif {
+        return atif(&args, filter);
+    }
     if args.format == Format::Html || args.output_dir.is_some() {
         return html(&args, filter);
     }
@@ -172,13 +179,15 @@ fn normalize(args: NormalizeArgs) -> Result<u8> {
     }
     let format = match args.format {
         // Handled above.
-        cli::Format::Ndjson | cli::Format::Html => exec::Format::Ndjson,
+        cli::Format::Ndjson | cli::Format::Html | cli::Format::Atif => exec::Format::Ndjson,
         cli::Format::Pretty => exec::Format::Pretty(Terminal::detect(match args.color {
             cli::Color::Auto => ColorMode::Auto,
             cli::Color::Always => ColorMode::Always,
             cli::Color::Never => ColorMode::Never,
         })),
+        cli::Format::Otlp => exec::Format::Otlp(otlp_options(&args)),
     };
+    let exporting = args.otlp_endpoint.as_deref().map(otlp::start).transpose()?;
     // Over many files into a pipe or a file: a progress line on a terminal's stderr.
     let many = inputs.len() > 1 && !args.follow && !io::stdout().is_terminal();
     let mut progress = progress::Progress::start(inputs.len(), many);
@@ -189,14 +198,24 @@ fn normalize(args: NormalizeArgs) -> Result<u8> {
         follow: args.follow,
         interrupted,
         progress: progress.counters(),
+        export: exporting.as_ref().map(|(x, _)| (otlp_options(&args), x.clone())),
     };
     pipes::enlarge_std_pipes();
-    let outcome = exec::run(inputs, &settings, &mut stdout::lock())?;
+    let outcome = exec::run(inputs, &settings, &mut stdout::lock());
     progress.finish();
+    if let Some((x, running)) = exporting {
+        drop(settings);
+        running.finish(x, otlp::GRACE);
+    }
+    let outcome = outcome?;
     if outcome.interrupted {
         return Ok(130);
     }
     Ok(exit_code(&args, outcome.unknown, input_failed || outcome.input_failed, outcome.turn_failed))
+}
+
+fn otlp_options(args: &NormalizeArgs) -> agentnorm::sink::otlp::OtlpOptions {
+    agentnorm::sink::otlp::OtlpOptions { content: args.otlp_content }
 }
 
 /// The normalizer's options as the command line sets them (`source` is set per input).
@@ -228,7 +247,7 @@ fn exit_code(args: &NormalizeArgs, unknown: bool, input_failed: bool, turn_faile
 /// `--format html` (see `pages`): one page on stdout or one per session in `--output-dir`.
 fn html(args: &NormalizeArgs, filter: TypeFilter) -> Result<u8> {
     if args.format != Format::Html {
-        anyhow::bail!("--output-dir needs --format html");
+        anyhow::bail!("--output-dir needs --format html or --format atif");
     }
     if args.follow {
         anyhow::bail!("--follow does not go with --format html (the page is written at the end of input)");
@@ -243,4 +262,58 @@ fn html(args: &NormalizeArgs, filter: TypeFilter) -> Result<u8> {
         return Ok(130);
     }
     Ok(exit_code(args, found.unknown, failed || found.input_failed, found.turn_failed))
+}
+
+/// `--format atif`: every input in order into one trajectory collector; each session's
+/// trajectory is written when the session ends (one JSON document per line on stdout, or one
+/// `<session>.json` per session in `--output-dir`, whose paths are printed).
+fn atif(args: &NormalizeArgs, filter: TypeFilter) -> Result<u8> {
+    if args.follow {
+        anyhow::bail!("--follow does not go with --format atif (a trajectory is written when its session ends)");
+    }
+    let options = options(args, filter);
+    let mut failed = false;
+    let (mut unknown, mut turn_failed) = (false, false);
+    let mut sink = agentnorm::sink::atif::AtifSink::new();
+    if let Some(dir) = &args.output_dir {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    let mut stdout = io::BufWriter::new(stdout::lock());
+    let mut names = std::collections::HashMap::<String, usize>::new();
+    for input in input::expand(&args.paths, &mut failed) {
+        let (summary, error) = exec::feed_input(&input, &options, None, &mut sink);
+        if let Some(why) = error {
+            eprintln!("agentnorm: {why}");
+            failed = true;
+        }
+        if let Some(s) = summary {
+            unknown |= s.unknown > 0;
+            turn_failed |= s.turn_failed || s.turn_open;
+        }
+        for (session, trajectory) in sink.take() {
+            match &args.output_dir {
+                None => {
+                    serde_json::to_writer(&mut stdout, &trajectory)?;
+                    stdout.write_all(b"\n")?;
+                }
+                Some(dir) => {
+                    let stem = agentnorm::view::html::file_stem(&session).unwrap_or_else(|| "session".to_owned());
+                    // A session seen again (resumed in another file) gets its own numbered file.
+                    let n = names.entry(stem.clone()).or_default();
+                    *n += 1;
+                    let name = if *n == 1 { format!("{stem}.json") } else { format!("{stem}.{n}.json") };
+                    let path = dir.join(name);
+                    let mut file = io::BufWriter::new(
+                        std::fs::File::create(&path).with_context(|| format!("creating {}", path.display()))?,
+                    );
+                    serde_json::to_writer_pretty(&mut file, &trajectory)?;
+                    file.write_all(b"\n")?;
+                    file.flush().with_context(|| format!("writing {}", path.display()))?;
+                    writeln!(stdout, "{}", path.display())?;
+                }
+            }
+        }
+        stdout.flush()?;
+    }
+    Ok(exit_code(args, unknown, failed, turn_failed))
 }

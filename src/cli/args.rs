@@ -19,6 +19,10 @@ Examples:
   codex exec --json 'x' 2>&1 | agentnorm diagnostics   each warning once, with its count
   agentnorm usage --by day                   token usage and cost from ~/.claude and ~/.codex
   agentnorm --redact --raw session.jsonl > to-share.ndjson   secrets masked as [REDACTED:kind]
+  agentnorm --format otlp session.jsonl > spans.ndjson   OpenTelemetry GenAI traces (OTLP/JSON)
+  agentnorm --otlp-endpoint http://127.0.0.1:4318 run.jsonl   the same spans sent to a collector
+  agentnorm --format atif --output-dir traj ~/.codex/sessions   one ATIF trajectory per session
+  agentnorm export --parquet tables --partition day ~/.claude/projects   tables for DuckDB / Spark
   agentnorm completions bash > ~/.local/share/bash-completion/completions/agentnorm
   agentnorm man > ~/.local/share/man/man1/agentnorm.1      also: agentnorm man usage
 
@@ -83,6 +87,9 @@ pub enum Command {
     /// Report deduplicated token usage and cost per session, model or day.
     #[command(after_help = USAGE_HELP)]
     Usage(UsageArgs),
+    /// Write typed tables for query engines: `--parquet DIR` gives DIR/<table>/<input>.parquet
+    /// for sessions, turns, requests, tool_calls, messages, rate_limits, diagnostics, unknown.
+    Export(ExportArgs),
     /// One status line for Claude Code: model, session cost, today's cost, the 5-hour block's
     /// cost and time left, context used, rate-limit headroom.
     #[command(after_help = STATUSLINE_HELP)]
@@ -115,6 +122,29 @@ pub struct StatuslineArgs {
     /// "Now" (RFC 3339; for tests).
     #[arg(long, value_name = "TIME", hide = true)]
     pub now: Option<String>,
+}
+
+/// Options of `agentnorm export`.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// Files or folders (walked for *.jsonl / *.ndjson, also .gz / .zst); none or "-" reads stdin.
+    pub paths: Vec<PathBuf>,
+    /// Write Parquet tables into DIR (created if missing), one set of files per input.
+    #[arg(long, value_name = "DIR", required = true)]
+    pub parquet: PathBuf,
+    /// `day`: lay the files out as DIR/<table>/day=YYYY-MM-DD/ (UTC; `day=unknown` for rows
+    /// without a time), the Hive layout engines prune by.
+    #[arg(long, value_name = "BY", value_parser = ["day"])]
+    pub partition: Option<String>,
+    /// Force the input dialect instead of detecting it per frame.
+    #[arg(long, value_name = "NAME", value_enum)]
+    pub dialect: Option<Dialect>,
+    /// Mask secrets in the tables, as the normalizer's --redact does.
+    #[arg(long)]
+    pub redact: bool,
+    /// Read this many inputs at once (default: all cores); the files never depend on it.
+    #[arg(short = 'j', long = "threads", value_name = "N")]
+    pub threads: Option<usize>,
 }
 
 const USAGE_HELP: &str = concat!(
@@ -234,6 +264,12 @@ pub enum Format {
     /// One self-contained HTML page (no scripts, no external assets), a section per session;
     /// written at the end of input.
     Html,
+    /// OpenTelemetry traces: one OTLP/JSON `ExportTraceServiceRequest` per line (GenAI
+    /// semantic conventions), for each input at its end or every 512 spans.
+    Otlp,
+    /// ATIF v1.7 trajectories (Harbor's Agent Trajectory Interchange Format): one JSON document
+    /// per session, one per line (or one file each with --output-dir).
+    Atif,
 }
 
 /// When to colour human output (`--color`).
@@ -288,6 +324,7 @@ pub struct NormalizeArgs {
     pub paths: Vec<PathBuf>,
     /// With --format html: write one page per session into DIR (created if missing; file names
     /// from the session ids, reduced to letters, digits, `.`, `_`, `-`) and print their paths.
+    /// With --format atif: one `<session>.json` trajectory per session, likewise.
     #[arg(long, value_name = "DIR")]
     pub output_dir: Option<PathBuf>,
     /// Force the input dialect instead of detecting it per frame.
@@ -334,6 +371,15 @@ pub struct NormalizeArgs {
     /// assignments of secret-looking names) as [REDACTED:kind] in every event and `raw` line.
     #[arg(long)]
     pub redact: bool,
+    /// With --format otlp or --otlp-endpoint: put message content into the spans (prompts,
+    /// answers, tool arguments and results, error text), redacted with --redact. Off by default.
+    #[arg(long)]
+    pub otlp_content: bool,
+    /// Also send the spans to this OTLP/HTTP (JSON) endpoint, e.g. http://127.0.0.1:4318
+    /// (`/v1/traces` added when no path is given), while the output goes on as usual: batched,
+    /// from a bounded queue, retried with backoff; a down endpoint never holds the output.
+    #[arg(long, value_name = "URL")]
+    pub otlp_endpoint: Option<String>,
 }
 
 #[cfg(test)]

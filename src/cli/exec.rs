@@ -20,6 +20,7 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use agentnorm::sink::otlp::OtlpOptions;
 use agentnorm::view::{PrettySink, Terminal};
 use agentnorm::{NdjsonSink, Normalizer, Options, Sink, Summary};
 use agentnorm::{fold_parallel, line_cut};
@@ -27,6 +28,7 @@ use anyhow::Result;
 
 use crate::cli::input::{self, Input};
 use crate::cli::mmap::Mmap;
+use crate::cli::otlp::{Exporter, OtlpOut, Tee};
 use crate::cli::progress::Counters;
 
 /// Output is handed to the writer in blocks of this size when the input keeps coming.
@@ -61,10 +63,12 @@ pub enum Format {
     Ndjson,
     /// The pretty transcript, laid out for this terminal.
     Pretty(Terminal),
+    /// OTLP/JSON trace requests, one per line.
+    Otlp(OtlpOptions),
 }
 
 /// A sink whose output the worker hands to the writer in blocks.
-trait Output: Sink {
+pub(crate) trait Output: Sink {
     /// Bytes waiting.
     fn buffered(&self) -> usize;
     /// Takes the bytes waiting, going on in `next` (empty).
@@ -104,6 +108,8 @@ pub struct Settings {
     pub interrupted: Arc<AtomicBool>,
     /// Where files done and bytes read are counted for the progress line, when one is drawn.
     pub progress: Option<Arc<Counters>>,
+    /// `--otlp-endpoint`: the spans of the events are also sent there.
+    pub export: Option<(OtlpOptions, Exporter)>,
 }
 
 /// What happened, for the exit status.
@@ -253,9 +259,16 @@ fn write_in_order(
 
 /// Normalizes one input into the sink of the output format.
 fn worker(input: &Input, settings: &Settings, tx: &SyncSender<Msg>, spares: &Spares) {
-    match settings.format {
-        Format::Ndjson => work(input, settings, tx, spares, Spill::new(NdjsonSink::default(), tx, spares)),
-        Format::Pretty(term) => work(input, settings, tx, spares, Spill::new(pretty_sink(term), tx, spares)),
+    let x = settings.export.as_ref().map(|(o, x)| (*o, x.clone()));
+    let (s, t, m) = (settings, tx, spares);
+    match (settings.format, x) {
+        (Format::Ndjson, None) => work(input, s, t, m, Spill::new(NdjsonSink::default(), t, m)),
+        (Format::Pretty(term), None) => work(input, s, t, m, Spill::new(pretty_sink(term), t, m)),
+        (Format::Otlp(o), x) => work(input, s, t, m, Spill::new(OtlpOut::new(o, x.map(|x| x.1)), t, m)),
+        (Format::Ndjson, Some((o, x))) => work(input, s, t, m, Spill::new(Tee::new(NdjsonSink::default(), o, x), t, m)),
+        (Format::Pretty(term), Some((o, x))) => {
+            work(input, s, t, m, Spill::new(Tee::new(pretty_sink(term), o, x), t, m))
+        }
     }
 }
 
@@ -402,10 +415,17 @@ fn mapped(input: &Input, settings: &Settings) -> Option<Mmap> {
 
 /// Normalizes one mapped file on all threads into the sink of the output format.
 fn chunked_worker(input: &Input, settings: &Settings, tx: &SyncSender<Msg>, spares: &Spares, map: Mmap) {
-    match settings.format {
-        Format::Ndjson => fold_chunks(input, settings, tx, spares, map, Spill::new(NdjsonSink::default(), tx, spares)),
-        Format::Pretty(term) => {
-            fold_chunks(input, settings, tx, spares, map, Spill::new(pretty_sink(term), tx, spares));
+    let x = settings.export.as_ref().map(|(o, x)| (*o, x.clone()));
+    let (s, t, m) = (settings, tx, spares);
+    match (settings.format, x) {
+        (Format::Ndjson, None) => fold_chunks(input, s, t, m, map, Spill::new(NdjsonSink::default(), t, m)),
+        (Format::Pretty(term), None) => fold_chunks(input, s, t, m, map, Spill::new(pretty_sink(term), t, m)),
+        (Format::Otlp(o), x) => fold_chunks(input, s, t, m, map, Spill::new(OtlpOut::new(o, x.map(|x| x.1)), t, m)),
+        (Format::Ndjson, Some((o, x))) => {
+            fold_chunks(input, s, t, m, map, Spill::new(Tee::new(NdjsonSink::default(), o, x), t, m));
+        }
+        (Format::Pretty(term), Some((o, x))) => {
+            fold_chunks(input, s, t, m, map, Spill::new(Tee::new(pretty_sink(term), o, x), t, m));
         }
     }
 }

@@ -2,9 +2,14 @@
 //!
 //! The [`crate::Sink`] trait and the NDJSON writer live with the vocabulary ([`crate::event`]);
 //! here are the sinks built on them: the diagnostic [`coalesce`]r, the usage [`report`] with its
-//! [`prices`], and [`safe`], the neutralising of agent-controlled text for people.
+//! [`prices`], [`safe`], the neutralising of agent-controlled text for people, and the
+//! ecosystem formats: OpenTelemetry traces ([`otlp`]), ATIF trajectories ([`atif`]) and typed
+//! tables as Parquet ([`parquet`]).
 
+pub mod atif;
 pub mod coalesce;
+pub mod otlp;
+pub mod parquet;
 pub mod prices;
 pub mod report;
 pub mod safe;
