@@ -527,3 +527,85 @@ fn claude_model_usage_is_written_per_model_in_snake_case() {
     // The older snake_case shape.
     assert_eq!(ends[1]["model_usage"]["claude-sonnet-4-5"], serde_json::json!({"input": 40, "output": 12}));
 }
+
+/// A generated set of Claude transcripts with forks (a new session id repeating a prefix of an
+/// earlier session's lines, as `--fork-session` and resumes write them), extracts and copies of
+/// whole files: every message counts once, for the session of the file that started first
+/// (then ended first; then came first), in the totals and in each session's row. The report
+/// keeps hashes of the ids, not the ids: this pins that it still tells every message apart.
+#[test]
+fn generated_forks_and_copies_count_each_message_once_for_the_first_session() {
+    let d = tempfile::tempdir().unwrap();
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    // A line: (message id, minute, input, output); a file: (session id, lines).
+    type Line = (String, u64, u64, u64);
+    let mut files: Vec<(String, Vec<Line>)> = Vec::new();
+    let mut mid = 0;
+    for s in 0..40 {
+        let sid = format!("S{s}");
+        let mut lines = Vec::new();
+        if s > 0 && next(3) == 0 {
+            // A fork: a prefix of an earlier file, under this session's id.
+            let parent = files[next(files.len() as u64) as usize].1.clone();
+            let keep = 1 + next(parent.len() as u64) as usize;
+            lines.extend(parent.into_iter().take(keep));
+        }
+        let start = lines.last().map_or(next(5000), |l| l.1 + 1);
+        for k in 0..1 + next(6) {
+            mid += 1;
+            lines.push((format!("msg_{mid:05}"), start + k * 3, 1 + next(900), 1 + next(90)));
+        }
+        files.push((sid, lines));
+        if next(4) == 0 {
+            // A copy of a whole file (an archived or synced copy): same id, same lines.
+            let copy = files.last().unwrap().clone();
+            files.push(copy);
+        }
+    }
+    let at =
+        |minute: u64| format!("2026-03-{:02}T{:02}:{:02}:00.000Z", 1 + minute / 1440, minute / 60 % 24, minute % 60);
+    let mut paths = Vec::new();
+    for (i, (sid, lines)) in files.iter().enumerate() {
+        let text: String = lines
+            .iter()
+            .map(|(m, minute, input, output)| {
+                transcript_line(sid, m, &at(*minute), false, "claude-sonnet-4-5-20250929", *input, *output) + "\n"
+            })
+            .collect();
+        paths.push(write(d.path(), &format!("f{i:03}.jsonl"), &text));
+    }
+    // The reference: files by (first time, last time), stable; a message counts where first seen.
+    let mut order: Vec<usize> = (0..files.len()).collect();
+    order.sort_by_key(|&i| (files[i].1.first().unwrap().1, files[i].1.last().unwrap().1));
+    let mut seen = std::collections::HashSet::new();
+    let mut want: std::collections::BTreeMap<String, (u64, u64, u64)> = Default::default();
+    for i in order {
+        let (sid, lines) = &files[i];
+        for (m, _, input, output) in lines {
+            if seen.insert(m.clone()) {
+                let e = want.entry(sid.clone()).or_default();
+                *e = (e.0 + input, e.1 + output, e.2 + 1);
+            }
+        }
+    }
+    let args: Vec<&str> = paths.iter().map(String::as_str).collect();
+    let r = rows(&args);
+    let (totals, sessions) = r.split_last().unwrap();
+    let mut got: std::collections::BTreeMap<String, (u64, u64, u64)> = Default::default();
+    for row in sessions {
+        let sid = row["session_id"].as_str().unwrap().to_owned();
+        let v = (n(row, "input").unwrap(), n(row, "output").unwrap(), n(row, "requests").unwrap());
+        assert!(got.insert(sid, v).is_none(), "one row per session");
+    }
+    want.retain(|_, v| v.2 > 0);
+    assert_eq!(got, want);
+    let sum = want.values().fold((0, 0, 0), |a, v| (a.0 + v.0, a.1 + v.1, a.2 + v.2));
+    assert_eq!((n(totals, "input").unwrap(), n(totals, "output").unwrap(), n(totals, "requests").unwrap()), sum);
+    assert_eq!(sum.2, mid, "every message counted once");
+}

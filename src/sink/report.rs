@@ -50,7 +50,9 @@
 //! ```
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::hash::{Hash, Hasher};
 use std::io::{self, Write};
+use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -60,14 +62,20 @@ use crate::event::sink::Sink;
 use crate::event::{Dialect, Event, ModelUsage, Usage, UsageScope};
 use crate::sink::prices;
 
-/// One model request's usage, as read from a `usage` event.
+/// One model request's usage, as read from a `usage` event. Kept compact (no strings of its
+/// own: every input's requests are held until the inputs are put in order): the ids and times
+/// the dedupe compares are kept as 64-bit hashes ([`h64`]), the times the rows need as ms.
 #[derive(Debug, Clone)]
 struct Request {
-    message_id: Option<String>,
-    model: Option<String>,
-    at: Option<String>,
-    /// The time of the request's first line (the `usage` event's `at` is its last line's).
-    first_at: Option<String>,
+    /// The hash of the message id.
+    message_id: Option<u64>,
+    model: Option<Arc<str>>,
+    /// The `usage` event's time (its last line's), in ms.
+    at_ms: Option<i64>,
+    /// The hash of that time as written (the identity of a request without an id).
+    at_key: Option<u64>,
+    /// The time of the request's first line, in ms.
+    first_ms: Option<i64>,
     usage: Usage,
     subagent: bool,
 }
@@ -77,29 +85,45 @@ struct Request {
 struct TurnEnd {
     usage: Option<Usage>,
     cost: Option<f64>,
-    at: Option<String>,
+    at_ms: Option<i64>,
+    /// The hash of the end's time as written.
+    at_key: Option<u64>,
 }
 
 /// One turn of one session of one input.
 #[derive(Debug, Clone)]
 struct Turn {
-    session: Option<String>,
+    session: Option<Arc<str>>,
     dialect: Option<Dialect>,
     /// The session's model when the turn ended (session_started, else the last request's).
-    model: Option<String>,
-    /// The last time seen in the session up to the turn's end.
-    last_at: Option<String>,
+    model: Option<Arc<str>>,
+    /// The last time seen in the session up to the turn's end, in ms.
+    last_ms: Option<i64>,
     /// The session's working folder, when named (the project).
-    cwd: Option<String>,
+    cwd: Option<Arc<str>>,
     requests: Vec<Request>,
     end: Option<TurnEnd>,
 }
 
+/// A 64-bit hash of `v`, the same in every run (the dedupe keeps these, not the ids).
+fn h64(v: impl Hash) -> u64 {
+    let mut h = std::hash::DefaultHasher::new();
+    v.hash(&mut h);
+    h.finish()
+}
+
+/// `at` in ms (`None` where absent or not RFC 3339).
+fn ms_of(at: &Option<String>) -> Option<i64> {
+    at.as_deref().and_then(crate::read::time::parse_rfc3339_ms)
+}
+
 #[derive(Debug, Default)]
 struct SessionState {
+    /// The session id, shared by its turns.
+    id: Option<Arc<str>>,
     dialect: Option<Dialect>,
-    model: Option<String>,
-    cwd: Option<String>,
+    model: Option<Arc<str>>,
+    cwd: Option<Arc<str>>,
     last_at: Option<String>,
     open: Option<usize>,
     last_total: Option<Usage>,
@@ -129,14 +153,13 @@ impl InputUsage {
 
     /// The earliest and latest times of its requests and turns (ms since the epoch).
     pub fn span_ms(&self) -> Option<(i64, i64)> {
-        let parse = |at: &Option<String>| at.as_deref().and_then(crate::read::time::parse_rfc3339_ms);
         self.turns
             .iter()
             .flat_map(|t| {
                 t.requests
                     .iter()
-                    .flat_map(|r| [parse(&r.first_at), parse(&r.at)])
-                    .chain(std::iter::once(t.end.as_ref().and_then(|e| parse(&e.at))))
+                    .flat_map(|r| [r.first_ms, r.at_ms])
+                    .chain(std::iter::once(t.end.as_ref().and_then(|e| e.at_ms)))
             })
             .flatten()
             .fold(None, |acc: Option<(i64, i64)>, t| Some(acc.map_or((t, t), |(a, b)| (a.min(t), b.max(t)))))
@@ -159,6 +182,8 @@ pub struct Collector {
     sessions: HashMap<Option<String>, SessionState>,
     turns: Vec<Turn>,
     rate_limits: Vec<RateReading>,
+    /// The model names and working folders seen, each held once.
+    names: HashSet<Arc<str>>,
 }
 
 impl Collector {
@@ -171,11 +196,12 @@ impl Collector {
     pub fn finish(mut self) -> InputUsage {
         // A turn whose usage came before any model was named (a Codex `token_count` before the
         // rollout's `turn_context`) takes the model the session names next, else its last one.
-        let mut next: HashMap<Option<String>, Option<String>> = HashMap::new();
+        let mut next: HashMap<Option<Arc<str>>, Option<Arc<str>>> = HashMap::new();
         for turn in self.turns.iter_mut().rev() {
-            let known = next
-                .entry(turn.session.clone())
-                .or_insert_with(|| self.sessions.get(&turn.session).and_then(|st| st.model.clone()));
+            let known = next.entry(turn.session.clone()).or_insert_with(|| {
+                let id = turn.session.as_deref().map(str::to_owned);
+                self.sessions.get(&id).and_then(|st| st.model.clone())
+            });
             match &turn.model {
                 Some(m) => *known = Some(m.clone()),
                 None => turn.model.clone_from(known),
@@ -184,16 +210,26 @@ impl Collector {
         InputUsage { source: self.source, order: 0, turns: self.turns, rate_limits: self.rate_limits }
     }
 
+    /// `name`, held once per input.
+    fn name(&mut self, name: &str) -> Arc<str> {
+        if let Some(n) = self.names.get(name) {
+            return n.clone();
+        }
+        let n: Arc<str> = Arc::from(name);
+        self.names.insert(n.clone());
+        n
+    }
+
     fn open_turn(&mut self, session: &Option<String>) -> usize {
-        let st = self.sessions.entry(session.clone()).or_default();
+        let st = state(&mut self.sessions, session);
         if let Some(i) = st.open {
             return i;
         }
         self.turns.push(Turn {
-            session: session.clone(),
+            session: st.id.clone(),
             dialect: st.dialect,
             model: None,
-            last_at: None,
+            last_ms: None,
             cwd: st.cwd.clone(),
             requests: Vec::new(),
             end: None,
@@ -228,15 +264,15 @@ impl Collector {
         // `cost_scope: session`) gives each turn the difference (usage::RunningCost).
         let cost = if ev.cost_scope() == Some(UsageScope::Session) { st.cost.turn(cost, models) } else { cost };
         st.open = None;
-        let (model, last_at, cwd) = (st.model.clone(), st.last_at.clone(), st.cwd.clone());
+        let (model, last_ms, cwd) = (st.model.clone(), ms_of(&st.last_at), st.cwd.clone());
         let turn = &mut self.turns[i];
         if turn.cwd.is_none() {
             turn.cwd = cwd;
         }
         turn.dialect = turn.dialect.or(env.dialect);
         turn.model = model;
-        turn.last_at = last_at;
-        turn.end = Some(TurnEnd { usage, cost, at: env.at.clone() });
+        turn.last_ms = last_ms;
+        turn.end = Some(TurnEnd { usage, cost, at_ms: ms_of(&env.at), at_key: env.at.as_deref().map(h64) });
     }
 }
 
@@ -244,7 +280,8 @@ impl Collector {
 /// for every event).
 fn state<'a>(sessions: &'a mut HashMap<Option<String>, SessionState>, id: &Option<String>) -> &'a mut SessionState {
     if !sessions.contains_key(id) {
-        sessions.insert(id.clone(), SessionState::default());
+        let st = SessionState { id: id.as_deref().map(Arc::from), ..SessionState::default() };
+        sessions.insert(id.clone(), st);
     }
     sessions.get_mut(id).expect("just inserted")
 }
@@ -273,12 +310,14 @@ impl Sink for Collector {
         }
         match ev {
             Event::SessionStarted { model, cwd, .. } => {
+                let model = model.as_deref().map(|m| self.name(m));
+                let cwd = cwd.as_deref().map(|c| self.name(c));
                 let st = state(&mut self.sessions, &env.session_id);
                 if model.is_some() {
-                    st.model.clone_from(model);
+                    st.model = model;
                 }
                 if cwd.is_some() {
-                    st.cwd.clone_from(cwd);
+                    st.cwd = cwd;
                 }
             }
             Event::RateLimit { window, window_minutes, status, used_percent, resets_at, .. } => {
@@ -293,25 +332,27 @@ impl Sink for Collector {
             }
             Event::Usage { usage, model, message_id, .. } => {
                 let i = self.open_turn(&env.session_id);
+                let model = model.as_deref().map(|m| self.name(m));
                 let st = state(&mut self.sessions, &env.session_id);
                 let first_at = st.pending_first_at[usize::from(subagent)].take();
                 if model.is_some() && !subagent {
-                    st.model.clone_from(model);
+                    st.model.clone_from(&model);
                 }
-                let (smodel, last_at) = (st.model.clone(), st.last_at.clone());
+                let (smodel, last_ms) = (st.model.clone(), ms_of(&st.last_at));
                 let cwd = st.cwd.clone();
                 let turn = &mut self.turns[i];
                 turn.dialect = turn.dialect.or(env.dialect);
                 turn.model = smodel;
-                turn.last_at = last_at;
+                turn.last_ms = last_ms;
                 if turn.cwd.is_none() {
                     turn.cwd = cwd;
                 }
                 turn.requests.push(Request {
-                    message_id: message_id.clone(),
-                    model: model.clone(),
-                    at: env.at.clone(),
-                    first_at,
+                    message_id: message_id.as_deref().map(h64),
+                    model,
+                    at_ms: ms_of(&env.at),
+                    at_key: env.at.as_deref().map(h64),
+                    first_ms: ms_of(&first_at),
                     usage: Usage { context: None, ..*usage },
                     subagent,
                 });
@@ -344,7 +385,7 @@ enum Cost {
 #[derive(Debug, Clone)]
 struct Part {
     session: usize,
-    model: Option<String>,
+    model: Option<Arc<str>>,
     at_ms: Option<i64>,
     usage: Usage,
     requests: Option<u64>,
@@ -567,7 +608,9 @@ pub struct Report {
     /// Ignore the costs the CLIs reported: estimate every request from the price table.
     estimate_only: bool,
     rate_limits: Vec<RateReading>,
-    counted: HashSet<(String, String)>,
+    /// The identities counted so far, hashed ([`h64`] of a tag, the session where the identity
+    /// is the session's own, and the message id, or the time and figures).
+    counted: HashSet<u64>,
     sessions: Vec<SessionInfo>,
     session_index: HashMap<String, usize>,
     parts: Vec<Part>,
@@ -597,13 +640,8 @@ impl Report {
         order: usize,
         anonymous: &mut HashMap<Option<Dialect>, usize>,
     ) -> usize {
-        let project = turn.cwd.clone().or_else(|| {
-            source.as_deref().and_then(|s| std::path::Path::new(s).parent()).map(|p| p.display().to_string())
-        });
-        let info =
-            SessionInfo { id: turn.session.clone(), dialect: turn.dialect, source: source.clone(), order, project };
         let slot = match &turn.session {
-            Some(id) => self.session_index.get(id).copied(),
+            Some(id) => self.session_index.get(&**id).copied(),
             None => anonymous.get(&turn.dialect).copied(),
         };
         if let Some(i) = slot {
@@ -614,17 +652,23 @@ impl Report {
                 self.sessions[i].order = order;
                 self.sessions[i].source.clone_from(source);
             }
-            if turn.cwd.is_some() && self.sessions[i].project != turn.cwd {
+            if let Some(cwd) = &turn.cwd
+                && self.sessions[i].project.as_deref() != Some(&**cwd)
+            {
                 // A working folder named later beats the file's folder.
-                self.sessions[i].project.clone_from(&turn.cwd);
+                self.sessions[i].project = Some(cwd.to_string());
             }
             return i;
         }
-        self.sessions.push(info);
+        let project = turn.cwd.as_deref().map(str::to_owned).or_else(|| {
+            source.as_deref().and_then(|s| std::path::Path::new(s).parent()).map(|p| p.display().to_string())
+        });
+        let id = turn.session.as_deref().map(str::to_owned);
+        self.sessions.push(SessionInfo { id, dialect: turn.dialect, source: source.clone(), order, project });
         let i = self.sessions.len() - 1;
         match &turn.session {
             Some(id) => {
-                self.session_index.insert(id.clone(), i);
+                self.session_index.insert(id.to_string(), i);
             }
             None => {
                 anonymous.insert(turn.dialect, i);
@@ -634,19 +678,19 @@ impl Report {
     }
 
     fn add_turn(&mut self, turn: Turn, session: usize) {
-        let sid = turn.session.clone().unwrap_or_default();
+        let sid = turn.session.as_deref().unwrap_or_default();
         let claude = matches!(turn.dialect, Some(Dialect::Claude | Dialect::ClaudeTranscript));
         let mut had_ids = false;
         let mut fresh = Vec::new();
         for r in turn.requests {
-            let key = match (&r.message_id, &r.at) {
+            let key = match (r.message_id, r.at_key) {
                 // Claude message ids are the API's, unique across sessions: a session forked or
                 // resumed into a new file repeats its parent's messages under a new session id.
-                (Some(mid), _) if claude => Some((String::new(), mid.clone())),
-                (Some(mid), _) => Some((sid.clone(), mid.clone())),
+                (Some(mid), _) if claude => Some(h64((0u8, mid))),
+                (Some(mid), _) => Some(h64((1u8, sid, mid))),
                 // No id (Codex rollouts): a copy of the same log (`archived_sessions`) repeats
                 // the same line at the same time with the same figures.
-                (None, Some(at)) if turn.session.is_some() => Some((sid.clone(), figures_key(at, &r.usage))),
+                (None, Some(at)) if turn.session.is_some() => Some(h64((2u8, sid, figures_key(at, &r.usage)))),
                 (None, _) => None,
             };
             if let Some(key) = key {
@@ -663,12 +707,11 @@ impl Report {
             && !had_ids
             && turn.session.is_some()
             && let Some(end) = &turn.end
-            && let (Some(at), Some(u)) = (&end.at, &end.usage)
-            && !self.counted.insert((sid.clone(), format!("turn {}", figures_key(at, u))))
+            && let (Some(at), Some(u)) = (end.at_key, &end.usage)
+            && !self.counted.insert(h64((3u8, sid, figures_key(at, u))))
         {
             return;
         }
-        let at_of = |at: &Option<String>| at.as_deref().and_then(crate::read::time::parse_rfc3339_ms);
         let Some(end) = turn.end.filter(|e| e.usage.is_some() || e.cost.is_some()) else {
             // No aggregate: the sum of the requests, each its own part.
             for r in fresh {
@@ -678,7 +721,7 @@ impl Report {
                 self.parts.push(Part {
                     session,
                     model,
-                    at_ms: at_ms.or_else(|| at_of(&turn.last_at)),
+                    at_ms: at_ms.or(turn.last_ms),
                     usage: r.usage,
                     requests: Some(1),
                     cost,
@@ -697,7 +740,7 @@ impl Report {
             None => main_sum,
         };
         let model = main.iter().rev().find_map(|r| r.model.clone()).or_else(|| turn.model.clone());
-        let at = at_of(&end.at).or_else(|| main.last().and_then(|r| at_of(&r.at))).or_else(|| at_of(&turn.last_at));
+        let at = end.at_ms.or_else(|| main.last().and_then(|r| r.at_ms)).or(turn.last_ms);
         let reported_cost = if self.estimate_only { None } else { end.cost };
         if reported_cost.is_none() && main.iter().any(|r| r.model.is_some()) {
             // Nothing reported: each request priced and grouped by its own model (a Gemini result
@@ -944,7 +987,7 @@ type GroupKey = (usize, String);
 
 /// A part's `--by model` / `--breakdown` key: known models by name, the unnamed last.
 fn model_key(part: &Part) -> (usize, String) {
-    part.model.as_ref().map_or((1, String::new()), |m| (0, m.clone()))
+    part.model.as_ref().map_or((1, String::new()), |m| (0, m.to_string()))
 }
 
 fn breakdown_rows(models: BTreeMap<(usize, String), Acc>) -> Vec<Row> {
@@ -985,17 +1028,17 @@ fn now_ms() -> i64 {
 /// When a request was made: its first line's time (ccusage dates requests so too), where that
 /// is at most an hour before its last line's; else its last line's.
 fn request_ms(r: &Request) -> Option<i64> {
-    let parse = |at: &Option<String>| at.as_deref().and_then(crate::read::time::parse_rfc3339_ms);
-    let last = parse(&r.at);
-    match (parse(&r.first_at), last) {
+    let last = r.at_ms;
+    match (r.first_ms, last) {
         (Some(f), Some(l)) if f <= l && l - f <= 3_600_000 => Some(f),
         _ => last,
     }
 }
 
-/// A request's identity where the log gives it no id: its time and figures.
-fn figures_key(at: &str, u: &Usage) -> String {
-    format!("{at} {:?} {:?} {:?} {:?} {:?}", u.input, u.cache_read, u.cache_write, u.output, u.reasoning)
+/// A request's identity where the log gives it no id: its time (the hash of it as written) and
+/// figures.
+fn figures_key(at: u64, u: &Usage) -> (u64, [Option<u64>; 5]) {
+    (at, [u.input, u.cache_read, u.cache_write, u.output, u.reasoning])
 }
 
 /// Whether any figure of `u` is above zero.
@@ -1005,7 +1048,7 @@ fn has_tokens(u: &Usage) -> bool {
 
 /// The estimated cost of `u` by `model`'s price; `per_request` when `u` is one request's
 /// (only then can the long-context tier apply).
-fn estimate_with(model: &Option<String>, u: &Usage, per_request: bool) -> Cost {
+fn estimate_with(model: &Option<Arc<str>>, u: &Usage, per_request: bool) -> Cost {
     if !has_tokens(u) {
         return Cost::Free;
     }
@@ -1016,7 +1059,7 @@ fn estimate_with(model: &Option<String>, u: &Usage, per_request: bool) -> Cost {
 }
 
 /// One request's estimated cost.
-fn estimate(model: &Option<String>, u: &Usage) -> Cost {
+fn estimate(model: &Option<Arc<str>>, u: &Usage) -> Cost {
     estimate_with(model, u, true)
 }
 
@@ -1026,7 +1069,7 @@ struct Acc {
     requests: Option<u64>,
     cost: f64,
     /// Tokens without a price, by model (`None`: no model named).
-    unknown: BTreeMap<Option<String>, Usage>,
+    unknown: BTreeMap<Option<Arc<str>>, Usage>,
     priced: bool,
     estimated: bool,
     reported: bool,
@@ -1087,7 +1130,7 @@ impl Acc {
                 .unknown
                 .iter()
                 .map(|(m, u)| Unpriced {
-                    model: m.clone(),
+                    model: m.as_deref().map(str::to_owned),
                     usage: *u,
                     total: [u.input, u.cache_read, u.cache_write, u.output]
                         .iter()
