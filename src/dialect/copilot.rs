@@ -28,9 +28,9 @@
 //!   clock on both).
 //! - Events of a `task` sub-agent carry `data.parentToolCallId` (`parent_tool_id`).
 
-use super::{Adapter, Claim, Cx, Mapped, NO_ID, Own, Piece, diagnostic, failure_kind, one_line, plan_items};
+use super::{Adapter, Claim, Cx, Mapped, NO_ID, Own, Piece, diagnostic, failure_kind, one_line, plan_items, plan_status};
 use crate::event::{
-    Envelope, Event, FailureKind, Level, PlanItem, PlanStatus, SubagentOperation, SubagentStatus, Text, ToolKind,
+    Envelope, Event, FailureKind, Level, PlanItem, SubagentOperation, SubagentStatus, Text, ToolKind,
     UnknownReason, Usage,
 };
 use crate::read::frame::Val;
@@ -578,12 +578,7 @@ fn todos(v: Val<'_>) -> Option<Vec<PlanItem>> {
         .filter_map(|l| {
             let l = l.trim_start().strip_prefix("- [").or_else(|| l.trim_start().strip_prefix("* ["))?;
             let (mark, text) = (l.get(..1)?, l.get(1..)?.strip_prefix(']')?.trim());
-            let status = match mark {
-                "x" | "X" => PlanStatus::Completed,
-                "~" | "-" => PlanStatus::InProgress,
-                _ => PlanStatus::Pending,
-            };
-            (!text.is_empty()).then(|| PlanItem { text: text.to_owned(), status })
+            (!text.is_empty()).then(|| PlanItem { text: text.to_owned(), status: plan_status(mark) })
         })
         .collect();
     (!items.is_empty()).then_some(items)
@@ -704,6 +699,7 @@ fn summary(name: &str, input: Option<Val<'_>>) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::event::PlanStatus;
 
     #[test]
     fn exit_codes_from_shell_output() {

@@ -26,9 +26,9 @@
 //! - `timestamp_ms` (epoch milliseconds) is the frame's `at`; `result.usage` is camelCase and is
 //!   the turn's aggregate (there is no per-request usage, so no `usage` events).
 
-use super::{Adapter, Claim, Mapped, NO_ID, Piece, failure_kind, one_line, summary, unlisted_kind};
+use super::{Adapter, Claim, Mapped, NO_ID, Piece, failure_kind, one_line, plan_status, summary, unlisted_kind};
 use crate::dialect::usage;
-use crate::event::{Envelope, Event, FailureKind, PlanItem, PlanStatus, Text, ToolKind, UnknownReason, Usage};
+use crate::event::{Envelope, Event, FailureKind, PlanItem, Text, ToolKind, UnknownReason, Usage};
 use crate::read::frame::Val;
 
 /// The `cursor` dialect.
@@ -414,14 +414,7 @@ fn push_plan(todos: Option<Val<'_>>, m: &mut Mapped) {
     let items = list
         .filter_map(|it| {
             let text = it.str_at("content").or_else(|| it.str_at("text"))?;
-            let raw = it.str_at("status").unwrap_or("");
-            let status = match raw.strip_prefix("TODO_STATUS_").unwrap_or(raw).to_ascii_lowercase().as_str() {
-                "in_progress" | "active" => PlanStatus::InProgress,
-                "completed" | "done" => PlanStatus::Completed,
-                "cancelled" | "canceled" => PlanStatus::Cancelled,
-                _ => PlanStatus::Pending,
-            };
-            Some(PlanItem { text: text.to_owned(), status })
+            Some(PlanItem { text: text.to_owned(), status: plan_status(it.str_at("status").unwrap_or("")) })
         })
         .collect();
     m.push(Event::PlanUpdated { env: Envelope::default(), items });

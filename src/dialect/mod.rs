@@ -547,25 +547,40 @@ pub fn content_text(content: Val<'_>) -> Option<Text> {
 }
 
 /// Plan items from a list of `{content|text|step|description, status}` or `{text, completed}`
-/// entries (Gemini's `write_todos` names its items' text `description`).
+/// entries (Gemini's `write_todos` names its items' text `description`); each `status` read by
+/// [`plan_status`], a `completed: true` without one is completed.
 pub fn plan_items(list: Val<'_>) -> Option<Vec<PlanItem>> {
     let items = list
         .array()?
         .filter_map(|it| {
             let text = ["content", "text", "step", "description"].iter().find_map(|k| it.str_at(k))?;
-            // `TODO_STATUS_CANCELLED` (Cursor's enum spelling) reads as `cancelled`.
-            let raw = it.str_at("status").map(|s| s.strip_prefix("TODO_STATUS_").unwrap_or(s).to_ascii_lowercase());
-            let status = match (raw.as_deref(), it.bool_at("completed")) {
-                (Some("completed" | "done"), _) | (None, Some(true)) => PlanStatus::Completed,
-                // The same rule in every dialect (SPEC §3 `plan_updated`).
-                (Some("cancelled" | "canceled"), _) => PlanStatus::Cancelled,
-                (Some("in_progress" | "active"), _) => PlanStatus::InProgress,
-                _ => PlanStatus::Pending,
+            let status = match (it.str_at("status"), it.bool_at("completed")) {
+                (Some(raw), _) => plan_status(raw),
+                (None, Some(true)) => PlanStatus::Completed,
+                (None, _) => PlanStatus::Pending,
             };
             Some(PlanItem { text: text.to_owned(), status })
         })
         .collect();
     Some(items)
+}
+
+/// Every CLI's word (or checklist mark) for a plan item's status, onto the contract's (SPEC §3
+/// `plan_updated`), the same in every dialect: `completed` / `done` / `x`, `in_progress` /
+/// `active` / `~` / `-`, `cancelled` / `canceled`, any case, with or without Cursor's
+/// `TODO_STATUS_` prefix; anything else (`pending`, `todo`, a blank mark) is pending.
+pub fn plan_status(raw: &str) -> PlanStatus {
+    let word = raw.strip_prefix("TODO_STATUS_").unwrap_or(raw);
+    let is = |w: &str| word.eq_ignore_ascii_case(w);
+    if is("completed") || is("done") || is("x") {
+        PlanStatus::Completed
+    } else if is("in_progress") || is("active") || is("~") || is("-") {
+        PlanStatus::InProgress
+    } else if is("cancelled") || is("canceled") {
+        PlanStatus::Cancelled
+    } else {
+        PlanStatus::Pending
+    }
 }
 
 /// Classifies a failure message.
@@ -682,6 +697,48 @@ mod tests {
                     st,
                     [PlanStatus::Cancelled, PlanStatus::Cancelled, PlanStatus::Cancelled, PlanStatus::Completed]
                 );
+            },
+        );
+    }
+
+    #[test]
+    fn plan_status_words_and_marks() {
+        use PlanStatus::*;
+        for (raw, want) in [
+            ("completed", Completed),
+            ("done", Completed),
+            ("Done", Completed),
+            ("TODO_STATUS_COMPLETED", Completed),
+            ("x", Completed),
+            ("X", Completed),
+            ("in_progress", InProgress),
+            ("active", InProgress),
+            ("TODO_STATUS_IN_PROGRESS", InProgress),
+            ("~", InProgress),
+            ("-", InProgress),
+            ("cancelled", Cancelled),
+            ("canceled", Cancelled),
+            ("TODO_STATUS_CANCELLED", Cancelled),
+            ("pending", Pending),
+            ("TODO_STATUS_PENDING", Pending),
+            (" ", Pending),
+            ("", Pending),
+            ("complete-ish", Pending),
+            // The prefix is Cursor's enum spelling only.
+            ("STATUS_DONE", Pending),
+        ] {
+            assert_eq!(plan_status(raw), want, "{raw:?}");
+        }
+    }
+
+    #[test]
+    fn plan_items_read_status_then_completed_flag() {
+        let mut p = Parser::default();
+        p.with_frame(
+            br#"{"l":[{"text":"a","completed":true},{"text":"b","status":"pending","completed":true},{"step":"c","status":"Active"},{"description":"d"}]}"#,
+            |v| {
+                let st: Vec<PlanStatus> = plan_items(v.unwrap().get("l").unwrap()).unwrap().iter().map(|i| i.status).collect();
+                assert_eq!(st, [PlanStatus::Completed, PlanStatus::Pending, PlanStatus::InProgress, PlanStatus::Pending]);
             },
         );
     }
