@@ -20,7 +20,7 @@
 //! - A `system`/`init` without `reasoning_effort` cannot be told from a Claude init without
 //!   Claude's marks: it ties, and the stream's dialect (Claude on a fresh stream) keeps it.
 
-use super::{Adapter, Claim, Cx, Mapped, Own, Piece, content_text, diagnostic, failure_kind, plan_status, summary, unlisted_kind};
+use super::{Adapter, Claim, Cx, Mapped, Outcome, Own, Piece, Verdict, content_text, diagnostic, failure_kind, plan_status, summary, unlisted_kind};
 use crate::event::{Envelope, Event, FailureKind, Level, PlanItem, PlanStatus, Text, ToolKind, UnknownReason, Usage};
 use crate::read::frame::Val;
 
@@ -276,23 +276,15 @@ fn tool_result(f: Val<'_>, m: &mut Mapped) {
     };
     let value = f.get("value").filter(|v| !v.is_null());
     let text = value.and_then(|v| if v.is_str() { v.text() } else { content_text(v).or_else(|| Some(Text::from(v.to_json().get()))) });
-    let ok = f.bool_at("isError") != Some(true);
-    let (output, error) = if ok {
-        (text, None)
-    } else {
-        (None, Some(text.map(|t| t.as_str().into_owned()).filter(|t| !t.is_empty()).unwrap_or_else(|| "error".to_owned())))
-    };
-    m.push(Event::ToolCompleted {
-        env: Envelope::default(),
-        tool_id: id,
+    // A failed call's text is its message.
+    let done = Outcome {
         name: f.string_at("toolName").or_else(|| f.string_at("toolId")),
-        kind: None,
-        ok,
-        output,
-        exit_code: None,
-        error,
-        duration_ms: None,
-    });
+        verdict: Verdict::failed_if(f.bool_at("isError") == Some(true)),
+        output: text,
+        output_is_error: true,
+        ..Outcome::new(id)
+    };
+    m.push(done.event());
 }
 
 fn completion(f: Val<'_>, m: &mut Mapped) {
