@@ -25,7 +25,7 @@
 //! - An `event` this adapter does not know is `unknown` `unrecognized_frame` whose `frame` is the
 //!   `event` value (the line has no `type`).
 
-use super::{Adapter, Claim, Mapped, Piece, content_text, diagnostic, failure_kind, mcp_summary, one_line};
+use super::{Adapter, Claim, Mapped, Outcome, Piece, Verdict, content_text, diagnostic, failure_kind, mcp_summary, one_line};
 use crate::event::{Envelope, Event, FailureKind, Level, Text, ToolKind, UnknownReason, Usage, UsageScope};
 use crate::read::frame::Val;
 
@@ -200,23 +200,25 @@ fn tool(s: Val<'_>, state: &str, tool_id: String, m: &mut Mapped) {
         }
         return;
     }
-    let ok = match state {
-        "DONE" => true,
-        "ERROR" => false,
+    let verdict = match state {
+        "DONE" => Verdict::Succeeded,
+        "ERROR" => Verdict::Failed,
         _ => return m.unknown(UnknownReason::UnrecognizedFrame, Some(format!("step_update/tool/{state}"))),
     };
     let duration_ms = s.f64_at("duration_seconds").filter(|d| d.is_finite() && *d >= 0.0).map(|d| (d * 1000.0).round() as u64);
-    m.push(Event::ToolCompleted {
-        env: Envelope::default(),
-        tool_id,
-        name: Some(name.to_owned()),
-        kind: Some(kind),
-        ok,
-        output: info.and_then(|i| i.get("output")).and_then(content_text),
-        exit_code: None,
-        error: (!ok).then(|| step_error(s).unwrap_or_else(|| "tool failed".to_owned())),
-        duration_ms,
-    });
+    m.push(
+        Outcome {
+            tool_id,
+            name: Some(name.to_owned()),
+            kind: Some(kind),
+            verdict: Some(verdict),
+            output: info.and_then(|i| i.get("output")).and_then(content_text),
+            error: step_error(s),
+            duration_ms,
+            ..Outcome::default()
+        }
+        .event(),
+    );
 }
 
 fn result(r: Val<'_>, top: Option<&str>, m: &mut Mapped) {

@@ -7,10 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{
-    Adapter, Claim, Cx, Mapped, NO_ID, Own, Piece, Recent, ToolKinds, content_text, failure_kind, subagent_status, summary,
-    unlisted_kind,
-};
+use super::{Adapter, Claim, Cx, Mapped, NO_ID, Outcome, Own, Piece, Recent, ToolKinds, Verdict, content_text, failure_kind, subagent_status, summary, unlisted_kind};
 use crate::dialect::usage;
 use crate::event::{Envelope, Event, FailureKind, Level, ModelUsage, ServiceTier, SubagentOperation, SubagentStatus, Text, ToolKind, UnknownReason, Usage, UsageScope};
 use crate::read::frame::Val;
@@ -571,20 +568,15 @@ pub(crate) fn tool_kind(name: &str) -> ToolKind {
 }
 
 fn tool_result(b: Val<'_>, m: &mut Mapped) {
-    let failed = b.bool_at("is_error").unwrap_or(false);
-    let output = b.get("content").and_then(content_text);
-    let error = failed.then(|| output.as_ref().and_then(super::text_line).unwrap_or_else(|| "tool error".to_owned()));
-    m.push(Event::ToolCompleted {
-        env: Envelope::default(),
-        tool_id: b.string_at("tool_use_id").unwrap_or_else(|| NO_ID.to_owned()),
-        name: None,
-        kind: None,
-        ok: !failed,
-        output,
-        exit_code: None,
-        error,
-        duration_ms: None,
-    });
+    // A failed result's text is its message: the error is its first line.
+    m.push(
+        Outcome {
+            verdict: Verdict::failed_if(b.bool_at("is_error").unwrap_or(false)),
+            output: b.get("content").and_then(content_text),
+            ..Outcome::new(b.string_at("tool_use_id").unwrap_or_else(|| NO_ID.to_owned()))
+        }
+        .event(),
+    );
 }
 
 fn user(f: Val<'_>, m: &mut Mapped) {

@@ -10,9 +10,9 @@
 //! `codex-legacy`): the `token_count` mapping (per-request usage and rate-limit windows), the
 //! summary of a shell argv and the diagnostic of an `error` message.
 
-use super::{Adapter, Claim, Cx, Mapped, NO_ID, Own, Piece, content_text, diagnostic, failure_kind, plan_items, subagent_status};
+use super::{Adapter, Claim, Cx, Mapped, NO_ID, Outcome, Own, Piece, Verdict, content_text, diagnostic, failure_kind, plan_items, subagent_status};
 use crate::dialect::usage;
-use crate::event::{Envelope, Event, FailureKind, Level, ServiceTier, SubagentOperation, SubagentStatus, Text, ToolKind, UnknownReason, Usage, UsageScope};
+use crate::event::{Envelope, Event, FailureKind, Level, ServiceTier, SubagentOperation, SubagentStatus, ToolKind, UnknownReason, Usage, UsageScope};
 use crate::read::frame::Val;
 
 /// The `codex` dialect.
@@ -261,16 +261,18 @@ fn item(f: Val<'_>, ty: &str, m: &mut Mapped) {
             let input = it.subset_json(&["command"]);
             m.tool_started(id, "command_execution", ToolKind::Shell, input, command.and_then(super::one_line));
             if phase == Phase::Completed {
-                let exit_code = it.get("exit_code").and_then(|c| c.i64());
                 let status = it.str_at("status");
-                let ok = status != Some("failed") && status != Some("declined") && exit_code.is_none_or(|c| c == 0);
-                let error = (!ok).then(|| match (status, exit_code) {
-                    (Some("declined"), _) => "declined".to_owned(),
-                    (_, Some(c)) => format!("exit code {c}"),
-                    (s, None) => s.unwrap_or("failed").to_owned(),
-                });
-                let output = it.text_at("aggregated_output").filter(|t| !t.is_empty());
-                m.push(completed(&it, ok, output, exit_code, error));
+                m.push(
+                    Outcome {
+                        verdict: Verdict::failed_if(matches!(status, Some("failed" | "declined"))),
+                        exit_code: it.get("exit_code").and_then(|c| c.i64()),
+                        // A declined command says so; a failed one by its exit code.
+                        error: (status == Some("declined")).then(|| "declined".to_owned()),
+                        output: it.text_at("aggregated_output").filter(|t| !t.is_empty()),
+                        ..completed(&it)
+                    }
+                    .event(),
+                );
             }
         }
         "file_change" => {
@@ -280,9 +282,7 @@ fn item(f: Val<'_>, ty: &str, m: &mut Mapped) {
             let summary = (!paths.is_empty()).then(|| paths.join(", "));
             m.tool_started(id, "file_change", ToolKind::Edit, input, summary);
             if phase == Phase::Completed {
-                let ok = it.str_at("status").is_none_or(|s| s == "completed");
-                let error = (!ok).then(|| it.str_at("status").unwrap_or("failed").to_owned());
-                m.push(completed(&it, ok, None, None, error));
+                m.push(status_outcome(&it).event());
             }
         }
         "mcp_tool_call" => {
@@ -292,10 +292,16 @@ fn item(f: Val<'_>, ty: &str, m: &mut Mapped) {
             if phase == Phase::Completed {
                 let error =
                     it.path(&["error", "message"]).or_else(|| it.get("error")).and_then(|e| e.str().map(str::to_owned));
-                let ok = error.is_none() && it.str_at("status").is_none_or(|s| s == "completed");
-                let output = it.path(&["result", "content"]).and_then(content_text);
-                let error = if ok { None } else { Some(error.unwrap_or_else(|| "failed".to_owned())) };
-                m.push(completed(&it, ok, output, None, error));
+                let status = it.str_at("status");
+                m.push(
+                    Outcome {
+                        verdict: Verdict::failed_if(status.is_some_and(|s| s != "completed")),
+                        error,
+                        output: it.path(&["result", "content"]).and_then(content_text),
+                        ..completed(&it)
+                    }
+                    .event(),
+                );
             }
         }
         "web_search" => {
@@ -313,7 +319,7 @@ fn item(f: Val<'_>, ty: &str, m: &mut Mapped) {
             let input = query.or(url).and_then(|_| it.subset_json(keys));
             m.tool_started(id, "web_search", kind, input, url.or(query).and_then(super::one_line));
             if phase == Phase::Completed {
-                m.push(completed(&it, true, None, None, None));
+                m.push(completed(&it).event());
             }
         }
         // Plan mode's proposed plan: the final `agent_message` repeats it (`<proposed_plan>`), so
@@ -328,7 +334,7 @@ fn item(f: Val<'_>, ty: &str, m: &mut Mapped) {
             }
             if phase == Phase::Completed {
                 m.tool_started(id, "todo_list", ToolKind::Plan, None, None);
-                m.push(completed(&it, true, None, None, None));
+                m.push(completed(&it).event());
             }
         }
         "collab_tool_call" => collab(&it, phase, id, m),
@@ -340,17 +346,19 @@ fn item(f: Val<'_>, ty: &str, m: &mut Mapped) {
     }
 }
 
-fn completed(it: &Val<'_>, ok: bool, output: Option<Text>, exit_code: Option<i64>, error: Option<String>) -> Event {
-    Event::ToolCompleted {
-        env: Envelope::default(),
-        tool_id: it.string_at("id").unwrap_or_else(|| NO_ID.to_owned()),
-        name: None,
-        kind: None,
-        ok,
-        output,
-        exit_code,
-        error,
-        duration_ms: None,
+/// The completion of the item `it` (by its `id`), saying nothing more yet.
+fn completed(it: &Val<'_>) -> Outcome {
+    Outcome::new(it.string_at("id").unwrap_or_else(|| NO_ID.to_owned()))
+}
+
+/// The completion of an item whose `status` alone tells its end: anything but `completed` is a
+/// failure, named by its status word.
+fn status_outcome(it: &Val<'_>) -> Outcome {
+    let status = it.str_at("status");
+    Outcome {
+        verdict: status.map(|s| Verdict::ok_if(s == "completed")),
+        error: status.map(str::to_owned),
+        ..completed(it)
     }
 }
 
@@ -362,9 +370,9 @@ fn collab(it: &Val<'_>, phase: Phase, id: String, m: &mut Mapped) {
     if phase != Phase::Completed {
         return;
     }
-    let call_status = it.str_at("status");
-    let ok = call_status.is_none_or(|s| s == "completed");
-    m.push(completed(it, ok, None, None, (!ok).then(|| call_status.unwrap_or("failed").to_owned())));
+    let done = status_outcome(it);
+    let ok = done.ok();
+    m.push(done.event());
     let operation = match name {
         "spawn_agent" => SubagentOperation::Spawn,
         "wait" | "resume_agent" => SubagentOperation::Wait,

@@ -21,7 +21,7 @@
 //!   stream ends with its turn open (`complete: false`).
 
 use super::codex::{shell_summary, token_count};
-use super::{Adapter, Claim, Mapped, NO_ID, content_text, diagnostic, failure_kind, one_line, plan_items};
+use super::{Adapter, Claim, Mapped, NO_ID, Outcome, Verdict, content_text, diagnostic, failure_kind, one_line, plan_items};
 use crate::dialect::usage;
 use crate::event::{Envelope, Event, Level, Text, ToolKind, UnknownReason};
 use crate::read::frame::Val;
@@ -133,11 +133,14 @@ pub fn map(f: Val<'_>, m: &mut Mapped) {
             m.tool_started(call_id(msg), "apply_patch", ToolKind::Edit, msg.subset_json(&["changes"]), summary);
         }
         "patch_apply_end" => {
-            let ok = msg.bool_at("success").unwrap_or(true);
-            let stderr = msg.str_at("stderr").and_then(one_line);
-            let error = (!ok).then(|| stderr.unwrap_or_else(|| "failed".to_owned()));
-            let output = msg.text_at("stdout").filter(|t| !t.is_empty());
-            end(m, msg, "apply_patch", ToolKind::Edit, ok, output, None, error, None);
+            // `success` decides; a failure's message is its stderr's first line.
+            let done = Outcome {
+                verdict: Some(Verdict::ok_if(msg.bool_at("success").unwrap_or(true))),
+                error: msg.str_at("stderr").and_then(one_line),
+                output: msg.text_at("stdout").filter(|t| !t.is_empty()),
+                ..end(msg, "apply_patch", ToolKind::Edit)
+            };
+            m.push(done.event());
         }
         "mcp_tool_call_begin" => {
             // `invocation: {server, tool, arguments}`; the earliest versions put them on the event.
@@ -158,7 +161,7 @@ pub fn map(f: Val<'_>, m: &mut Mapped) {
             let input = query.and_then(|_| msg.subset_json(&["query"]));
             m.tool_started(call_id(msg), "web_search", ToolKind::WebSearch, input, query.and_then(one_line));
         }
-        "web_search_end" => end(m, msg, "web_search", ToolKind::WebSearch, true, None, None, None, None),
+        "web_search_end" => m.push(end(msg, "web_search", ToolKind::WebSearch).event()),
         "token_count" => {
             if msg.get("info").is_some() || msg.get("rate_limits").is_some() {
                 token_count(msg, None, m);
@@ -270,36 +273,14 @@ fn call_id(msg: Val<'_>) -> String {
     msg.string_at("call_id").unwrap_or_else(|| NO_ID.to_owned())
 }
 
-#[allow(clippy::too_many_arguments)]
-fn end(
-    m: &mut Mapped,
-    msg: Val<'_>,
-    name: &str,
-    kind: ToolKind,
-    ok: bool,
-    output: Option<Text>,
-    exit_code: Option<i64>,
-    error: Option<String>,
-    duration_ms: Option<u64>,
-) {
-    m.push(Event::ToolCompleted {
-        env: Envelope::default(),
-        tool_id: call_id(msg),
-        name: Some(name.to_owned()),
-        kind: Some(kind),
-        ok,
-        output,
-        exit_code,
-        error,
-        duration_ms,
-    });
+/// The completion of the call `msg` names, of the tool `name`, saying nothing more yet.
+fn end(msg: Val<'_>, name: &str, kind: ToolKind) -> Outcome {
+    Outcome { name: Some(name.to_owned()), kind: Some(kind), ..Outcome::new(call_id(msg)) }
 }
 
 /// `exec_command_end`: `ok` when the exit code is 0; the output is `aggregated_output` where
 /// given, else stdout and stderr joined by a newline.
 fn exec_end(msg: Val<'_>, m: &mut Mapped) {
-    let exit_code = msg.get("exit_code").and_then(|c| c.i64());
-    let ok = exit_code.is_none_or(|c| c == 0);
     let output = msg.text_at("aggregated_output").filter(|t| !t.is_empty()).or_else(|| {
         let out = msg.text_at("stdout").filter(|t| !t.is_empty());
         let err = msg.text_at("stderr").filter(|t| !t.is_empty());
@@ -312,9 +293,13 @@ fn exec_end(msg: Val<'_>, m: &mut Mapped) {
             (o, e) => o.or(e),
         }
     });
-    let error = exit_code.filter(|_| !ok).map(|c| format!("exit code {c}"));
-    let duration = msg.get("duration").and_then(duration_ms);
-    end(m, msg, "exec_command", ToolKind::Shell, ok, output, exit_code, error, duration);
+    let done = Outcome {
+        exit_code: msg.get("exit_code").and_then(|c| c.i64()),
+        output,
+        duration_ms: msg.get("duration").and_then(duration_ms),
+        ..end(msg, "exec_command", ToolKind::Shell)
+    };
+    m.push(done.event());
 }
 
 /// `mcp_tool_call_end`: `ok` for an `Ok` result whose `isError` is not true.
@@ -322,31 +307,30 @@ fn mcp_end(msg: Val<'_>, m: &mut Mapped) {
     // The tool's name where the end repeats it; else the fold takes it from the begin event.
     let tool = msg.path(&["invocation", "tool"]).or_else(|| msg.get("tool")).and_then(|t| t.str());
     let result = msg.get("result").filter(|r| r.is_object());
-    let (ok, output, error) = match result {
-        Some(r) if r.get("Err").is_some() => {
-            let e = r.get("Err").and_then(|e| e.str().map(str::to_owned).or_else(|| e.string_at("message")));
-            (false, None, Some(e.unwrap_or_else(|| "failed".to_owned())))
-        }
-        Some(r) => {
-            let call = r.get("Ok").filter(|o| o.is_object()).unwrap_or(r);
-            let output = call.get("content").and_then(content_text).filter(|t| !t.is_empty());
-            let failed = call.bool_at("isError").or_else(|| call.bool_at("is_error")).unwrap_or(false);
-            let error = failed.then(|| output.as_ref().and_then(super::text_line).unwrap_or_else(|| "failed".into()));
-            (!failed, output, error)
-        }
-        None => (true, None, None),
-    };
-    m.push(Event::ToolCompleted {
-        env: Envelope::default(),
-        tool_id: call_id(msg),
+    let done = Outcome {
         name: tool.map(str::to_owned),
         kind: Some(ToolKind::Mcp),
-        ok,
-        output,
-        exit_code: None,
-        error,
         duration_ms: msg.get("duration").and_then(duration_ms),
-    });
+        ..Outcome::new(call_id(msg))
+    };
+    let done = match result {
+        Some(r) if r.get("Err").is_some() => {
+            let e = r.get("Err").and_then(|e| e.str().map(str::to_owned).or_else(|| e.string_at("message")));
+            Outcome { verdict: Some(Verdict::Failed), error: e, ..done }
+        }
+        // A failed call's message is its output's first line.
+        Some(r) => {
+            let call = r.get("Ok").filter(|o| o.is_object()).unwrap_or(r);
+            let failed = call.bool_at("isError").or_else(|| call.bool_at("is_error")).unwrap_or(false);
+            Outcome {
+                verdict: Verdict::failed_if(failed),
+                output: call.get("content").and_then(content_text).filter(|t| !t.is_empty()),
+                ..done
+            }
+        }
+        None => done,
+    };
+    m.push(done.event());
 }
 
 /// A Rust `Duration` as serde writes it, `{"secs", "nanos"}`, in milliseconds.

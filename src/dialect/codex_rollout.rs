@@ -42,7 +42,7 @@
 
 use super::codex::{error_diagnostic, shell_summary, token_count};
 use super::codex::CodexPiece;
-use super::{Adapter, Claim, Cx, Mapped, NO_ID, Own, Piece, diagnostic, failure_kind, one_line, summary, unlisted_kind};
+use super::{Adapter, Claim, Cx, Mapped, NO_ID, Outcome, Own, Piece, Verdict, diagnostic, failure_kind, one_line, summary, unlisted_kind};
 use crate::event::{
     Envelope, Event, FailureKind, Json, Level, SubagentOperation, SubagentStatus, Text, ToolKind, UnknownReason,
 };
@@ -567,18 +567,7 @@ fn response_item(p: Val<'_>, m: &mut Mapped) {
         "custom_tool_call" => custom_tool_call(p, m),
         "local_shell_call" => local_shell_call(p, m),
         "function_call_output" | "custom_tool_call_output" => {
-            let out = outcome(p.get("output"));
-            m.push(Event::ToolCompleted {
-                env: Envelope::default(),
-                tool_id: call_id(p),
-                name: None,
-                kind: None,
-                ok: out.ok,
-                output: out.output,
-                exit_code: out.exit_code,
-                error: out.error,
-                duration_ms: out.duration_ms,
-            });
+            m.push(Outcome { tool_id: call_id(p), ..outcome(p.get("output")) }.event());
         }
         "web_search_call" => web_search_call(p, m),
         "image_generation_call" => {
@@ -629,17 +618,17 @@ fn tool_search_call(p: Val<'_>, m: &mut Mapped) {
 fn tool_search_output(p: Val<'_>, m: &mut Mapped) {
     let ok = !matches!(p.str_at("status"), Some("failed" | "incomplete"));
     let names: Vec<&str> = p.array_at("tools").map(|a| a.filter_map(|t| t.str_at("name")).collect()).unwrap_or_default();
-    let ev = Event::ToolCompleted {
-        env: Envelope::default(),
+    let ev = Outcome {
         tool_id: p.string_at("call_id").unwrap_or_default(),
         name: Some("tool_search".to_owned()),
         kind: Some(ToolKind::Search),
-        ok,
+        verdict: Some(Verdict::ok_if(ok)),
         output: (!names.is_empty()).then(|| Text::from(names.join("\n"))),
-        exit_code: None,
-        error: if ok { None } else { Some(p.string_at("status").unwrap_or_else(|| "failed".to_owned())) },
-        duration_ms: None,
-    };
+        // A failure is named by its status word.
+        error: p.string_at("status"),
+        ..Outcome::default()
+    }
+    .event();
     m.push_piece(RolloutPiece::SearchOutput(ev));
 }
 
@@ -665,17 +654,18 @@ fn one_line_tool(
     if matches!(status.as_deref(), Some("in_progress" | "searching" | "generating")) {
         return;
     }
-    m.push(Event::ToolCompleted {
-        env: Envelope::default(),
-        tool_id: id,
-        name: Some(name.to_owned()),
-        kind: Some(kind),
-        ok,
-        output: None,
-        exit_code: None,
-        error: if ok { None } else { Some(status.unwrap_or_else(|| "failed".to_owned())) },
-        duration_ms: None,
-    });
+    m.push(
+        Outcome {
+            tool_id: id,
+            name: Some(name.to_owned()),
+            kind: Some(kind),
+            verdict: Some(Verdict::ok_if(ok)),
+            // A failure is named by its status word.
+            error: status,
+            ..Outcome::default()
+        }
+        .event(),
+    );
 }
 
 /// What a call's decoded arguments give: its input, summary, and the events it implies.
@@ -805,26 +795,14 @@ fn patch_paths(patch: &str) -> Option<String> {
 // Tool outputs
 // ------------------------------------------------------------------------------------------------
 
-/// A tool output read into `tool_completed` fields.
-struct Outcome {
-    ok: bool,
-    output: Option<Text>,
-    exit_code: Option<i64>,
-    error: Option<String>,
-    duration_ms: Option<u64>,
+/// An output that says nothing of failure.
+fn plain(output: Option<Text>) -> Outcome {
+    Outcome { output, ..Outcome::default() }
 }
 
-impl Outcome {
-    fn text(output: Option<Text>) -> Outcome {
-        Outcome { ok: true, output, exit_code: None, error: None, duration_ms: None }
-    }
-
-    /// Success unless a non-zero exit code says otherwise.
-    fn exited(output: Option<Text>, exit_code: Option<i64>, duration_ms: Option<u64>) -> Outcome {
-        let ok = exit_code.is_none_or(|c| c == 0);
-        let error = exit_code.filter(|_| !ok).map(|c| format!("exit code {c}"));
-        Outcome { ok, output, exit_code, error, duration_ms }
-    }
+/// A shell's output: a success unless a non-zero exit code says otherwise ([`Outcome`]'s rule).
+fn exited(output: Option<Text>, exit_code: Option<i64>, duration_ms: Option<u64>) -> Outcome {
+    Outcome { output, exit_code, duration_ms, ..Outcome::default() }
 }
 
 /// Codex's own messages for a call that failed before or instead of running.
@@ -841,7 +819,7 @@ const FAILURE_PREFIXES: [&str; 8] = [
 
 fn outcome(out: Option<Val<'_>>) -> Outcome {
     let Some(out) = out.filter(|o| !o.is_null()) else {
-        return Outcome::text(None);
+        return plain(None);
     };
     if let Some(s) = out.str() {
         if s.trim_start().starts_with('{')
@@ -858,18 +836,27 @@ fn outcome(out: Option<Val<'_>>) -> Outcome {
                 .find("exit code: ")
                 .and_then(|i| lower[i + 11..].split(|c: char| !c.is_ascii_digit() && c != '-').next())
                 .and_then(|n| n.parse().ok());
-            return Outcome { ok: false, output: out.text(), exit_code, error: one_line(s), duration_ms: None };
+            return Outcome {
+                verdict: Some(Verdict::Failed),
+                output: out.text(),
+                exit_code,
+                error: one_line(s),
+                ..Outcome::default()
+            };
         }
-        return Outcome::text(out.text().filter(|t| !t.is_empty()));
+        return plain(out.text().filter(|t| !t.is_empty()));
     }
     if out.is_object() {
         let text =
             out.get("content").or_else(|| out.get("output")).and_then(super::content_text).filter(|t| !t.is_empty());
-        let ok = out.bool_at("success").unwrap_or(true);
-        let error = (!ok).then(|| text.as_ref().and_then(super::text_line).unwrap_or_else(|| "failed".into()));
-        return Outcome { ok, output: text, exit_code: None, error, duration_ms: None };
+        // A failure's message is the output's first line.
+        return Outcome {
+            verdict: Verdict::failed_if(out.bool_at("success") == Some(false)),
+            output: text,
+            ..Outcome::default()
+        };
     }
-    Outcome::text(super::content_text(out).filter(|t| !t.is_empty()))
+    plain(super::content_text(out).filter(|t| !t.is_empty()))
 }
 
 /// The Codex 0.40 shell output, a JSON object `{"output", "metadata": {"exit_code",
@@ -882,7 +869,7 @@ fn structured(o: Val<'_>) -> Option<Outcome> {
     let exit_code = meta.and_then(|v| v.get("exit_code")).and_then(|c| c.i64());
     let duration_ms = meta.and_then(|v| v.f64_at("duration_seconds")).and_then(seconds_ms);
     let output = o.text_at("output").filter(|t| !t.is_empty());
-    Some(Outcome::exited(output, exit_code, duration_ms))
+    Some(exited(output, exit_code, duration_ms))
 }
 
 /// A shell output with Codex's header (`Exit code: N` / `Chunk ID: …`, `Wall time: S seconds`,
@@ -904,7 +891,7 @@ fn headed(s: &str) -> Option<Outcome> {
             duration_ms = t.trim_end_matches("seconds").trim().parse().ok().and_then(seconds_ms);
         }
     }
-    Some(Outcome::exited(None, exit_code, duration_ms))
+    Some(exited(None, exit_code, duration_ms))
 }
 
 fn seconds_ms(s: f64) -> Option<u64> {

@@ -28,9 +28,9 @@
 //!   clock on both).
 //! - Events of a `task` sub-agent carry `data.parentToolCallId` (`parent_tool_id`).
 
-use super::{Adapter, Claim, Cx, Mapped, NO_ID, Own, Piece, diagnostic, failure_kind, one_line, plan_items};
+use super::{Adapter, Claim, Cx, Mapped, NO_ID, Outcome, Own, Piece, Verdict, diagnostic, failure_kind, one_line, plan_items, plan_status};
 use crate::event::{
-    Envelope, Event, FailureKind, Level, PlanItem, PlanStatus, SubagentOperation, SubagentStatus, Text, ToolKind,
+    Envelope, Event, FailureKind, Level, PlanItem, SubagentOperation, SubagentStatus, Text, ToolKind,
     UnknownReason, Usage,
 };
 use crate::read::frame::Val;
@@ -578,12 +578,7 @@ fn todos(v: Val<'_>) -> Option<Vec<PlanItem>> {
         .filter_map(|l| {
             let l = l.trim_start().strip_prefix("- [").or_else(|| l.trim_start().strip_prefix("* ["))?;
             let (mark, text) = (l.get(..1)?, l.get(1..)?.strip_prefix(']')?.trim());
-            let status = match mark {
-                "x" | "X" => PlanStatus::Completed,
-                "~" | "-" => PlanStatus::InProgress,
-                _ => PlanStatus::Pending,
-            };
-            (!text.is_empty()).then(|| PlanItem { text: text.to_owned(), status })
+            (!text.is_empty()).then(|| PlanItem { text: text.to_owned(), status: plan_status(mark) })
         })
         .collect();
     (!items.is_empty()).then_some(items)
@@ -603,27 +598,17 @@ fn tool_complete(d: Val<'_>, m: &mut Mapped) {
     let output = result.and_then(|r| {
         r.text_at("content").or_else(|| r.get("contents").and_then(super::content_text))
     });
-    let exit = output.as_ref().and_then(|o| exit_code(&o.as_str()));
-    let success = d.bool_at("success").unwrap_or(false);
-    let ok = success && exit.is_none_or(|c| c == 0);
-    let error = (!ok).then(|| {
-        d.path(&["error", "message"])
-            .and_then(|e| e.str())
-            .map(str::to_owned)
-            .or_else(|| output.as_ref().map(|o| o.as_str().into_owned()))
-            .unwrap_or_else(|| "tool failed".to_owned())
-    });
-    m.push_piece(CopilotPiece::ToolDone(Event::ToolCompleted {
-        env: Envelope::default(),
-        tool_id,
-        name: None,
-        kind: None,
-        ok,
-        output: if ok { output } else { None },
-        exit_code: exit,
-        error,
-        duration_ms: None,
-    }));
+    // `success` is the CLI's word (absent: not a success); a failed call's message is
+    // `error.message`, else its whole output.
+    let done = Outcome {
+        verdict: Some(Verdict::ok_if(d.bool_at("success").unwrap_or(false))),
+        exit_code: output.as_ref().and_then(|o| exit_code(&o.as_str())),
+        error: d.path(&["error", "message"]).and_then(|e| e.str()).map(str::to_owned),
+        output,
+        output_is_error: true,
+        ..Outcome::new(tool_id)
+    };
+    m.push_piece(CopilotPiece::ToolDone(done.event()));
 }
 
 fn subagent(ty: &str, f: Val<'_>, d: Val<'_>, m: &mut Mapped) {
@@ -704,6 +689,7 @@ fn summary(name: &str, input: Option<Val<'_>>) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::event::PlanStatus;
 
     #[test]
     fn exit_codes_from_shell_output() {

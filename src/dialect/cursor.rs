@@ -26,9 +26,9 @@
 //! - `timestamp_ms` (epoch milliseconds) is the frame's `at`; `result.usage` is camelCase and is
 //!   the turn's aggregate (there is no per-request usage, so no `usage` events).
 
-use super::{Adapter, Claim, Mapped, NO_ID, Piece, failure_kind, one_line, summary, unlisted_kind};
+use super::{Adapter, Claim, Mapped, NO_ID, Outcome, Piece, Verdict, failure_kind, one_line, plan_status, summary, unlisted_kind};
 use crate::dialect::usage;
-use crate::event::{Envelope, Event, FailureKind, PlanItem, PlanStatus, Text, ToolKind, UnknownReason, Usage};
+use crate::event::{Envelope, Event, FailureKind, PlanItem, Text, ToolKind, UnknownReason, Usage};
 use crate::read::frame::Val;
 
 /// The `cursor` dialect.
@@ -386,18 +386,7 @@ fn tool_call(f: Val<'_>, m: &mut Mapped) {
         return;
     }
     let result = present(call.body, "result");
-    let done = outcome(&call.name, result);
-    m.push(Event::ToolCompleted {
-        env: Envelope::default(),
-        tool_id,
-        name: None,
-        kind: None,
-        ok: done.ok,
-        output: done.output,
-        exit_code: done.exit_code,
-        error: done.error,
-        duration_ms: result.and_then(execution_time),
-    });
+    m.push(Outcome { tool_id, duration_ms: result.and_then(execution_time), ..outcome(&call.name, result) }.event());
     // The list after the update, when the CLI echoes it and it is not the one the start gave.
     if kind == ToolKind::Plan {
         let after = result.and_then(|r| r.path(&["success", "todos"]));
@@ -414,25 +403,10 @@ fn push_plan(todos: Option<Val<'_>>, m: &mut Mapped) {
     let items = list
         .filter_map(|it| {
             let text = it.str_at("content").or_else(|| it.str_at("text"))?;
-            let raw = it.str_at("status").unwrap_or("");
-            let status = match raw.strip_prefix("TODO_STATUS_").unwrap_or(raw).to_ascii_lowercase().as_str() {
-                "in_progress" | "active" => PlanStatus::InProgress,
-                "completed" | "done" => PlanStatus::Completed,
-                "cancelled" | "canceled" => PlanStatus::Cancelled,
-                _ => PlanStatus::Pending,
-            };
-            Some(PlanItem { text: text.to_owned(), status })
+            Some(PlanItem { text: text.to_owned(), status: plan_status(it.str_at("status").unwrap_or("")) })
         })
         .collect();
     m.push(Event::PlanUpdated { env: Envelope::default(), items });
-}
-
-/// What a completion reports.
-struct Outcome {
-    ok: bool,
-    output: Option<Text>,
-    exit_code: Option<i64>,
-    error: Option<String>,
 }
 
 /// Result keys that mean the call did not succeed.
@@ -440,10 +414,10 @@ const FAILURES: [&str; 8] = ["failure", "error", "rejected", "canceled", "cancel
 
 fn outcome(name: &str, result: Option<Val<'_>>) -> Outcome {
     let Some(r) = result else {
-        return Outcome { ok: true, output: None, exit_code: None, error: None };
+        return Outcome::default();
     };
     if r.is_str() {
-        return Outcome { ok: true, output: r.text().filter(|t| !t.is_empty()), exit_code: None, error: None };
+        return Outcome { output: r.text().filter(|t| !t.is_empty()), ..Outcome::default() };
     }
     let failure = FAILURES.iter().find_map(|k| present(r, k).map(|v| (*k, v)));
     let (key, body) = match (present(r, "success"), failure) {
@@ -454,14 +428,13 @@ fn outcome(name: &str, result: Option<Val<'_>>) -> Outcome {
     };
     let exit_code = body.get("exitCode").and_then(|c| c.i64());
     if key == "success" {
-        let output = success_output(name, body);
-        let tool_error = body.bool_at("isError") == Some(true);
-        let ok = !tool_error && exit_code.is_none_or(|c| c == 0);
-        let error = (!ok).then(|| match exit_code {
-            Some(c) if c != 0 => format!("exit code {c}"),
-            _ => output.as_ref().and_then(super::text_line).unwrap_or_else(|| "tool error".to_owned()),
-        });
-        return Outcome { ok, output, exit_code, error };
+        // A failure is named by its exit code, else by its output's first line.
+        return Outcome {
+            verdict: Verdict::failed_if(body.bool_at("isError") == Some(true)),
+            exit_code,
+            output: success_output(name, body),
+            ..Outcome::default()
+        };
     }
     let message = body
         .text()
@@ -471,14 +444,16 @@ fn outcome(name: &str, result: Option<Val<'_>>) -> Outcome {
         "shell" | "bash" | "terminal" => shell_output(body).or_else(|| message.clone()),
         _ => message.clone(),
     };
+    // A rejection says so; a command that exited non-zero is named by its exit code (its
+    // `stderr` is output, not the message); else the message, else the failure key.
     let error = match (key, exit_code, message.as_ref().and_then(super::text_line)) {
-        ("rejected", _, Some(why)) => format!("rejected: {why}"),
-        ("rejected", _, None) => "rejected".to_owned(),
-        (_, Some(c), _) if c != 0 => format!("exit code {c}"),
-        (_, _, Some(why)) => why,
-        (k, _, None) => k.to_owned(),
+        ("rejected", _, Some(why)) => Some(format!("rejected: {why}")),
+        ("rejected", _, None) => Some("rejected".to_owned()),
+        (_, Some(c), _) if c != 0 => None,
+        (_, _, Some(why)) => Some(why),
+        (k, _, None) => Some(k.to_owned()),
     };
-    Outcome { ok: false, output, exit_code, error: Some(error) }
+    Outcome { verdict: Some(Verdict::Failed), output, exit_code, error, ..Outcome::default() }
 }
 
 /// The call's own runtime, `executionTime` (ms) of the result's `success` / `failure` body (shell

@@ -20,7 +20,7 @@
 //! - A `system`/`init` without `reasoning_effort` cannot be told from a Claude init without
 //!   Claude's marks: it ties, and the stream's dialect (Claude on a fresh stream) keeps it.
 
-use super::{Adapter, Claim, Cx, Mapped, Own, Piece, content_text, diagnostic, failure_kind, summary, unlisted_kind};
+use super::{Adapter, Claim, Cx, Mapped, Outcome, Own, Piece, Verdict, content_text, diagnostic, failure_kind, plan_status, summary, unlisted_kind};
 use crate::event::{Envelope, Event, FailureKind, Level, PlanItem, PlanStatus, Text, ToolKind, UnknownReason, Usage};
 use crate::read::frame::Val;
 
@@ -265,13 +265,7 @@ fn plan_lines(list: &str) -> Vec<PlanItem> {
                 Some((s, text)) => (Some(s.trim()), text.trim()),
                 None => (None, rest),
             };
-            let status = match status {
-                // Cancelled as `plan_items` reads it (the vocabulary here has no `cancelled` yet).
-                Some("completed" | "done" | "x" | "cancelled" | "canceled") => PlanStatus::Completed,
-                Some("in_progress" | "active") => PlanStatus::InProgress,
-                _ => PlanStatus::Pending,
-            };
-            Some(PlanItem { text: text.to_owned(), status })
+            Some(PlanItem { text: text.to_owned(), status: status.map_or(PlanStatus::Pending, plan_status) })
         })
         .collect()
 }
@@ -282,23 +276,15 @@ fn tool_result(f: Val<'_>, m: &mut Mapped) {
     };
     let value = f.get("value").filter(|v| !v.is_null());
     let text = value.and_then(|v| if v.is_str() { v.text() } else { content_text(v).or_else(|| Some(Text::from(v.to_json().get()))) });
-    let ok = f.bool_at("isError") != Some(true);
-    let (output, error) = if ok {
-        (text, None)
-    } else {
-        (None, Some(text.map(|t| t.as_str().into_owned()).filter(|t| !t.is_empty()).unwrap_or_else(|| "error".to_owned())))
-    };
-    m.push(Event::ToolCompleted {
-        env: Envelope::default(),
-        tool_id: id,
+    // A failed call's text is its message.
+    let done = Outcome {
         name: f.string_at("toolName").or_else(|| f.string_at("toolId")),
-        kind: None,
-        ok,
-        output,
-        exit_code: None,
-        error,
-        duration_ms: None,
-    });
+        verdict: Verdict::failed_if(f.bool_at("isError") == Some(true)),
+        output: text,
+        output_is_error: true,
+        ..Outcome::new(id)
+    };
+    m.push(done.event());
 }
 
 fn completion(f: Val<'_>, m: &mut Mapped) {
@@ -403,7 +389,9 @@ mod tests {
 
     #[test]
     fn todo_lines() {
-        let items = plan_lines("1. [in_progress] Reproduce\n2. [pending] Fix it\n3. [completed] Read\n\nplain");
+        let items = plan_lines(
+            "1. [in_progress] Reproduce\n2. [pending] Fix it\n3. [completed] Read\n4. [cancelled] Skip\n[x] Ticked\n\nplain",
+        );
         let got: Vec<(&str, PlanStatus)> = items.iter().map(|i| (i.text.as_str(), i.status)).collect();
         assert_eq!(
             got,
@@ -411,6 +399,9 @@ mod tests {
                 ("Reproduce", PlanStatus::InProgress),
                 ("Fix it", PlanStatus::Pending),
                 ("Read", PlanStatus::Completed),
+                // Cancelled stays cancelled (SPEC §3 `plan_updated`), as in every dialect.
+                ("Skip", PlanStatus::Cancelled),
+                ("Ticked", PlanStatus::Completed),
                 ("plain", PlanStatus::Pending)
             ]
         );

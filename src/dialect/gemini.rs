@@ -19,9 +19,7 @@
 //! - Timestamps are RFC 3339 strings; the placeholder `<TIMESTAMP>` of upstream snapshots is
 //!   dropped by the fold.
 
-use super::{
-    Adapter, Claim, Cx, Mapped, NO_ID, Own, Piece, content_text, diagnostic, failure_kind, one_line, summary, unlisted_kind,
-};
+use super::{Adapter, Claim, Cx, Mapped, NO_ID, Outcome, Own, Piece, Verdict, content_text, diagnostic, failure_kind, one_line, summary, unlisted_kind};
 use crate::dialect::usage;
 use crate::event::{Envelope, Event, FailureKind, Level, Text, ToolKind, UnknownReason, Usage};
 use crate::read::frame::Val;
@@ -243,21 +241,21 @@ fn tool_result(f: Val<'_>, m: &mut Mapped) {
     let err = f.get("error");
     let error =
         err.and_then(|e| e.str_at("message").or_else(|| e.str()).or_else(|| e.str_at("type"))).map(str::to_owned);
-    let ok = match status {
-        Some(s) => s == "success",
-        None => err.is_none_or(|e| e.is_null()),
+    // The status decides; without one, a non-null `error` is the failure flag.
+    let verdict = match status {
+        Some(s) => Some(Verdict::ok_if(s == "success")),
+        None => Verdict::failed_if(err.is_some_and(|e| !e.is_null())),
     };
-    m.push(Event::ToolCompleted {
-        env: Envelope::default(),
-        tool_id: f.string_at("tool_id").unwrap_or_else(|| NO_ID.to_owned()),
-        name: None,
-        kind: None,
-        ok,
-        output: f.get("output").and_then(content_text),
-        exit_code: None,
-        error: if ok { None } else { Some(error.unwrap_or_else(|| status.unwrap_or("error").to_owned())) },
-        duration_ms: None,
-    });
+    m.push(
+        Outcome {
+            verdict,
+            output: f.get("output").and_then(content_text),
+            // The status word where the error says nothing.
+            error: error.filter(|e| !e.is_empty()).or_else(|| status.map(str::to_owned)),
+            ..Outcome::new(f.string_at("tool_id").unwrap_or_else(|| NO_ID.to_owned()))
+        }
+        .event(),
+    );
 }
 
 fn error(f: Val<'_>, m: &mut Mapped) {

@@ -18,7 +18,7 @@
 //!   Codex's (a diagnostic), since structure cannot tell them apart.
 //! - The json document has no `type`: `text`, `stopReason`, `sessionId`, `thought`, `usage`, …
 
-use super::{Adapter, Claim, Mapped, content_text, failure_kind, one_line, summary, unlisted_kind};
+use super::{Adapter, Claim, Mapped, Outcome, Verdict, content_text, failure_kind, one_line, summary, unlisted_kind};
 use crate::event::{Envelope, Event, FailureKind, Text, ToolKind, UnknownReason, Usage};
 use crate::read::frame::Val;
 
@@ -201,9 +201,9 @@ fn tool_update(f: Val<'_>, m: &mut Mapped) {
     let Some(id) = f.string_at("toolCallId") else {
         return m.unknown(UnknownReason::MalformedFrame, None);
     };
-    let ok = match f.str_at("status") {
-        Some("completed") => true,
-        Some("failed") => false,
+    let verdict = match f.str_at("status") {
+        Some("completed") => Verdict::Succeeded,
+        Some("failed") => Verdict::Failed,
         // `pending` / `in_progress` / null: the call goes on.
         _ => return m.heartbeat(),
     };
@@ -213,22 +213,15 @@ fn tool_update(f: Val<'_>, m: &mut Mapped) {
             None => Text::from(o.to_json().get()),
         })
     });
-    let (output, error) = if ok {
-        (text, None)
-    } else {
-        (None, Some(text.map(|t| t.as_str().into_owned()).unwrap_or_else(|| "failed".to_owned())))
-    };
-    m.push(Event::ToolCompleted {
-        env: Envelope::default(),
-        tool_id: id,
+    // A failed call's text is its message.
+    let done = Outcome {
         name: f.string_at("toolName"),
-        kind: None,
-        ok,
-        output,
-        exit_code: None,
-        error,
-        duration_ms: None,
-    });
+        verdict: Some(verdict),
+        output: text,
+        output_is_error: true,
+        ..Outcome::new(id)
+    };
+    m.push(done.event());
 }
 
 /// The run's end (`end`, or the json document, whose final text is `result`).

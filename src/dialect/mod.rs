@@ -9,9 +9,14 @@
 //! [`Cx`]. The registry (`src/dialects.rs`, expanded in [`registry`]) lists the adapters.
 //!
 //! Each adapter owns its CLI's tool-name → [`ToolKind`] table (a `tool_kind` function next to
-//! its mapping). What several adapters need lives here once: the rule for names no table lists
-//! ([`unlisted_kind`]: `mcp__*` is mcp), summaries, joining content blocks, failure kinds, plan
-//! items, tool outcomes and the tool-call and usage constructors.
+//! its mapping) and reads its own CLI's fields. What several adapters need lives here once, so
+//! that the same thing reads the same in every dialect: the rule for names no table lists
+//! ([`unlisted_kind`]: `mcp__*` is mcp), summaries, joining content blocks, failure kinds, the
+//! tool-call constructor ([`Mapped::tool_started`]), the plan-status words ([`plan_status`], behind
+//! [`plan_items`] and every adapter's own plan syntax) and the tool outcome ([`Outcome`]): an
+//! adapter says what its CLI reported of a finished call (a failure or success status, an exit
+//! code, a message, the output) and [`Outcome::event`] makes the `tool_completed`, with one
+//! precedence for `ok` and one fallback for a failure's `error`.
 
 use crate::event::{
     Envelope, Event, FailureKind, Json, Level, PlanItem, PlanStatus, SubagentStatus, Text, ToolKind, UnknownReason,
@@ -391,6 +396,113 @@ impl From<Event> for Piece {
 /// The tool id placeholder for a call that has none; the fold replaces it with `line:<n>`.
 pub const NO_ID: &str = "";
 
+/// What a CLI itself says of how a call ended, as opposed to what its exit code or error
+/// message imply ([`Outcome::verdict`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    /// A failure status or error flag (`is_error: true`, `status: "failed"`, an `ERROR` state).
+    Failed,
+    /// A success status (`status: "success"`, a `DONE` state): a stray error message does not
+    /// fail the call, a non-zero exit code still does.
+    Succeeded,
+}
+
+impl Verdict {
+    /// `Failed` when the CLI's flag says so, else nothing said.
+    pub(crate) fn failed_if(failed: bool) -> Option<Verdict> {
+        failed.then_some(Verdict::Failed)
+    }
+
+    /// The CLI's word either way.
+    pub(crate) fn ok_if(ok: bool) -> Verdict {
+        if ok { Verdict::Succeeded } else { Verdict::Failed }
+    }
+}
+
+/// A finished call as its CLI reports it; [`Outcome::event`] makes its `tool_completed` with
+/// the one rule every dialect shares for `ok` and for the failure's `error` text.
+///
+/// `ok` ([`Outcome::ok`]), first rule that applies: a [`Verdict::Failed`] fails the call; a
+/// non-zero `exit_code` fails it; a [`Verdict::Succeeded`] passes it; an error message fails it;
+/// else it passed.
+///
+/// `error` (a failed call's only; a passed call has none): the CLI's message; else, for a CLI
+/// whose failed call's result is its message ([`Outcome::output_is_error`]), that whole output;
+/// else `exit code N` for a non-zero exit code; else the output's first line; else `failed`.
+/// An empty message or output counts as none.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Outcome {
+    /// The call's id ([`NO_ID`] when the CLI names none).
+    pub tool_id: String,
+    /// The tool's name, where the completion names it.
+    pub name: Option<String>,
+    /// What the tool does, where the completion says.
+    pub kind: Option<ToolKind>,
+    /// What the CLI says of the call's end, where it says.
+    pub verdict: Option<Verdict>,
+    /// A command's exit code.
+    pub exit_code: Option<i64>,
+    /// The CLI's error message (or status word, where that is all it says of a failure).
+    pub error: Option<String>,
+    /// The call's output.
+    pub output: Option<Text>,
+    /// How long the call took.
+    pub duration_ms: Option<u64>,
+    /// The CLI gives a failed call's message as its result (pi's, droid's and Grok's
+    /// `isError` / `failed` results, Copilot's failed `result.content`): when the call failed,
+    /// the output is written whole as the `error`, not as the `output`.
+    pub output_is_error: bool,
+}
+
+impl Outcome {
+    /// A completion of the call `tool_id` that says nothing else yet.
+    pub(crate) fn new(tool_id: String) -> Outcome {
+        Outcome { tool_id, ..Outcome::default() }
+    }
+
+    /// Whether the call succeeded (the rule in [`Outcome`]'s description).
+    pub(crate) fn ok(&self) -> bool {
+        match self.verdict {
+            Some(Verdict::Failed) => false,
+            _ if self.exit_code.is_some_and(|c| c != 0) => false,
+            Some(Verdict::Succeeded) => true,
+            None => self.error.as_deref().is_none_or(str::is_empty),
+        }
+    }
+
+    /// The `tool_completed` event.
+    pub(crate) fn event(self) -> Event {
+        let ok = self.ok();
+        let Outcome { tool_id, name, kind, exit_code, error, output, duration_ms, output_is_error, .. } = self;
+        let (output, error) = if ok {
+            (output, None)
+        } else {
+            let message = error.filter(|e| !e.is_empty());
+            let (output, message) = match (output_is_error, message) {
+                (true, None) => (None, output.map(|t| t.as_str().into_owned()).filter(|t| !t.is_empty())),
+                (true, message) => (None, message),
+                (false, message) => (output, message),
+            };
+            let error = message
+                .or_else(|| exit_code.filter(|&c| c != 0).map(|c| format!("exit code {c}")))
+                .or_else(|| output.as_ref().and_then(text_line))
+                .unwrap_or_else(|| "failed".to_owned());
+            (output, Some(error))
+        };
+        Event::ToolCompleted {
+            env: Envelope::default(),
+            tool_id,
+            name,
+            kind,
+            ok,
+            output,
+            exit_code,
+            error,
+            duration_ms,
+        }
+    }
+}
+
 /// The kind of a tool name that a dialect's own table does not list (SPEC §3): `mcp` for
 /// `mcp__<server>__<tool>`, the MCP naming of Claude Code and Codex that other CLIs copy, else
 /// `other`. Each dialect's `tool_kind` ends with it; a name is never looked up in another CLI's
@@ -547,25 +659,40 @@ pub fn content_text(content: Val<'_>) -> Option<Text> {
 }
 
 /// Plan items from a list of `{content|text|step|description, status}` or `{text, completed}`
-/// entries (Gemini's `write_todos` names its items' text `description`).
+/// entries (Gemini's `write_todos` names its items' text `description`); each `status` read by
+/// [`plan_status`], a `completed: true` without one is completed.
 pub fn plan_items(list: Val<'_>) -> Option<Vec<PlanItem>> {
     let items = list
         .array()?
         .filter_map(|it| {
             let text = ["content", "text", "step", "description"].iter().find_map(|k| it.str_at(k))?;
-            // `TODO_STATUS_CANCELLED` (Cursor's enum spelling) reads as `cancelled`.
-            let raw = it.str_at("status").map(|s| s.strip_prefix("TODO_STATUS_").unwrap_or(s).to_ascii_lowercase());
-            let status = match (raw.as_deref(), it.bool_at("completed")) {
-                (Some("completed" | "done"), _) | (None, Some(true)) => PlanStatus::Completed,
-                // The same rule in every dialect (SPEC §3 `plan_updated`).
-                (Some("cancelled" | "canceled"), _) => PlanStatus::Cancelled,
-                (Some("in_progress" | "active"), _) => PlanStatus::InProgress,
-                _ => PlanStatus::Pending,
+            let status = match (it.str_at("status"), it.bool_at("completed")) {
+                (Some(raw), _) => plan_status(raw),
+                (None, Some(true)) => PlanStatus::Completed,
+                (None, _) => PlanStatus::Pending,
             };
             Some(PlanItem { text: text.to_owned(), status })
         })
         .collect();
     Some(items)
+}
+
+/// Every CLI's word (or checklist mark) for a plan item's status, onto the contract's (SPEC §3
+/// `plan_updated`), the same in every dialect: `completed` / `done` / `x`, `in_progress` /
+/// `active` / `~` / `-`, `cancelled` / `canceled`, any case, with or without Cursor's
+/// `TODO_STATUS_` prefix; anything else (`pending`, `todo`, a blank mark) is pending.
+pub fn plan_status(raw: &str) -> PlanStatus {
+    let word = raw.strip_prefix("TODO_STATUS_").unwrap_or(raw);
+    let is = |w: &str| word.eq_ignore_ascii_case(w);
+    if is("completed") || is("done") || is("x") {
+        PlanStatus::Completed
+    } else if is("in_progress") || is("active") || is("~") || is("-") {
+        PlanStatus::InProgress
+    } else if is("cancelled") || is("canceled") {
+        PlanStatus::Cancelled
+    } else {
+        PlanStatus::Pending
+    }
 }
 
 /// Classifies a failure message.
@@ -683,6 +810,117 @@ mod tests {
                     [PlanStatus::Cancelled, PlanStatus::Cancelled, PlanStatus::Cancelled, PlanStatus::Completed]
                 );
             },
+        );
+    }
+
+    #[test]
+    fn plan_status_words_and_marks() {
+        use PlanStatus::*;
+        for (raw, want) in [
+            ("completed", Completed),
+            ("done", Completed),
+            ("Done", Completed),
+            ("TODO_STATUS_COMPLETED", Completed),
+            ("x", Completed),
+            ("X", Completed),
+            ("in_progress", InProgress),
+            ("active", InProgress),
+            ("TODO_STATUS_IN_PROGRESS", InProgress),
+            ("~", InProgress),
+            ("-", InProgress),
+            ("cancelled", Cancelled),
+            ("canceled", Cancelled),
+            ("TODO_STATUS_CANCELLED", Cancelled),
+            ("pending", Pending),
+            ("TODO_STATUS_PENDING", Pending),
+            (" ", Pending),
+            ("", Pending),
+            ("complete-ish", Pending),
+            // The prefix is Cursor's enum spelling only.
+            ("STATUS_DONE", Pending),
+        ] {
+            assert_eq!(plan_status(raw), want, "{raw:?}");
+        }
+    }
+
+    #[test]
+    fn plan_items_read_status_then_completed_flag() {
+        let mut p = Parser::default();
+        p.with_frame(
+            br#"{"l":[{"text":"a","completed":true},{"text":"b","status":"pending","completed":true},{"step":"c","status":"Active"},{"description":"d"}]}"#,
+            |v| {
+                let st: Vec<PlanStatus> = plan_items(v.unwrap().get("l").unwrap()).unwrap().iter().map(|i| i.status).collect();
+                assert_eq!(st, [PlanStatus::Completed, PlanStatus::Pending, PlanStatus::InProgress, PlanStatus::Pending]);
+            },
+        );
+    }
+
+    /// `(ok, output, exit_code, error)` of an outcome's event.
+    fn completed(o: Outcome) -> (bool, Option<String>, Option<i64>, Option<String>) {
+        match o.event() {
+            Event::ToolCompleted { ok, output, exit_code, error, .. } => {
+                (ok, output.map(|t| t.as_str().into_owned()), exit_code, error)
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn out(s: &str) -> Option<Text> {
+        Some(Text::from(s))
+    }
+
+    #[test]
+    fn outcome_ok_precedence() {
+        let msg = || Some("boom".to_owned());
+        let ok = |o: Outcome| completed(o).0;
+        // Nothing said: a success.
+        assert!(ok(Outcome::default()));
+        // A failure status fails whatever the exit code says.
+        assert!(!ok(Outcome { verdict: Some(Verdict::Failed), exit_code: Some(0), ..Outcome::default() }));
+        // A non-zero exit code fails even a call the CLI says succeeded.
+        assert!(!ok(Outcome { verdict: Some(Verdict::Succeeded), exit_code: Some(2), ..Outcome::default() }));
+        assert!(!ok(Outcome { exit_code: Some(-1), ..Outcome::default() }));
+        assert!(ok(Outcome { exit_code: Some(0), ..Outcome::default() }));
+        // A success status passes a call with a stray message …
+        assert!(ok(Outcome { verdict: Some(Verdict::Succeeded), error: msg(), ..Outcome::default() }));
+        // … and without a status the message fails it; an empty message is none.
+        assert!(!ok(Outcome { error: msg(), ..Outcome::default() }));
+        assert!(ok(Outcome { error: Some(String::new()), ..Outcome::default() }));
+        assert_eq!(Verdict::failed_if(false), None);
+        assert_eq!(Verdict::ok_if(false), Verdict::Failed);
+    }
+
+    #[test]
+    fn outcome_error_fallbacks() {
+        let failed = || Outcome { verdict: Some(Verdict::Failed), ..Outcome::default() };
+        let error = |o: Outcome| completed(o).3;
+        // A passed call has no error, even when the CLI named one.
+        assert_eq!(error(Outcome { verdict: Some(Verdict::Succeeded), error: Some("x".into()), ..failed() }), None);
+        // The message, else `exit code N`, else the output's first line, else `failed`.
+        let all =
+            Outcome { error: Some("boom".into()), exit_code: Some(3), output: out("\n first\nsecond"), ..failed() };
+        assert_eq!(error(all.clone()), Some("boom".into()));
+        assert_eq!(error(Outcome { error: Some(String::new()), ..all.clone() }), Some("exit code 3".into()));
+        assert_eq!(error(Outcome { error: None, exit_code: Some(0), ..all.clone() }), Some("first".into()));
+        assert_eq!(error(Outcome { output: out("  \n"), ..failed() }), Some("failed".into()));
+        assert_eq!(error(failed()), Some("failed".into()));
+        // The output stays the output.
+        assert_eq!(completed(all).1.as_deref(), Some("\n first\nsecond"));
+    }
+
+    #[test]
+    fn outcome_output_as_error() {
+        let text = Outcome { output: out("line 1\nline 2"), output_is_error: true, ..Outcome::default() };
+        // Passed: the output is the output.
+        assert_eq!(completed(text.clone()), (true, Some("line 1\nline 2".into()), None, None));
+        // Failed: the whole output is the error, ahead of the exit code; a message goes first.
+        let failed = Outcome { verdict: Some(Verdict::Failed), exit_code: Some(1), ..text };
+        assert_eq!(completed(failed.clone()), (false, None, Some(1), Some("line 1\nline 2".into())));
+        assert_eq!(completed(Outcome { error: Some("why".into()), ..failed.clone() }).3, Some("why".into()));
+        assert_eq!(completed(Outcome { output: out(""), ..failed.clone() }).3, Some("exit code 1".into()));
+        assert_eq!(
+            completed(Outcome { output: None, exit_code: None, ..failed }),
+            (false, None, None, Some("failed".into()))
         );
     }
 

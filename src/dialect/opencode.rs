@@ -18,7 +18,7 @@
 //!   ([`StepPiece::StepFinish`]). `done` completes a turn that has no `turn_completed` yet.
 //! - `tokens.output` leaves reasoning out; SPEC §4 adds it back (`counters`).
 
-use super::{Adapter, Claim, Cx, Mapped, NO_ID, Own, Piece, content_text, failure_kind, one_line, summary, unlisted_kind};
+use super::{Adapter, Claim, Cx, Mapped, NO_ID, Outcome, Own, Piece, Verdict, content_text, failure_kind, one_line, summary, unlisted_kind};
 use crate::dialect::usage;
 use crate::event::{Envelope, Event, FailureKind, Level, ToolKind, UnknownReason, Usage};
 use crate::read::frame::Val;
@@ -282,11 +282,11 @@ fn tool_use(p: Val<'_>, m: &mut Mapped) {
     }
     let meta = state.get("metadata");
     let exit_code = meta.and_then(|md| md.get("exit").or_else(|| md.get("exitCode"))).and_then(|c| c.i64());
-    let ok = match state.str_at("status") {
+    let verdict = match state.str_at("status") {
         // OpenCode calls a command that ran `completed` whatever its exit code; as for every
         // CLI, a non-zero exit is a failed call.
-        Some("completed") => exit_code.is_none_or(|c| c == 0),
-        Some("error") => false,
+        Some("completed") => Verdict::Succeeded,
+        Some("error") => Verdict::Failed,
         // `pending` / `running` (not printed by `opencode run`, which waits for the end): the
         // call has only started.
         _ => return,
@@ -296,25 +296,15 @@ fn tool_use(p: Val<'_>, m: &mut Mapped) {
         (Some(s), Some(e)) => e.checked_sub(s),
         _ => None,
     };
-    let error = (!ok).then(|| {
-        let e = state.get("error").and_then(|e| e.str().or_else(|| e.str_at("message")));
-        match (e, exit_code) {
-            (Some(e), _) => e.to_owned(),
-            (None, Some(c)) if c != 0 => format!("exit code {c}"),
-            _ => "error".to_owned(),
-        }
-    });
-    m.push(Event::ToolCompleted {
-        env: Envelope::default(),
-        tool_id,
-        name: None,
-        kind: None,
-        ok,
-        output: state.get("output").and_then(content_text),
+    let done = Outcome {
+        verdict: Some(verdict),
         exit_code,
-        error,
+        error: state.get("error").and_then(|e| e.str().or_else(|| e.str_at("message"))).map(str::to_owned),
+        output: state.get("output").and_then(content_text),
         duration_ms,
-    });
+        ..Outcome::new(tool_id)
+    };
+    m.push(done.event());
     // The call's events go through the fold together, which knows the `callID`s used so far.
     let events = m
         .pieces

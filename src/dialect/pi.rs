@@ -26,7 +26,7 @@
 //! - Tool calls carry no timing; a failed `bash` ends its text with `Command exited with code N`,
 //!   which gives `exit_code`.
 
-use super::{Adapter, Claim, Cx, Mapped, Own, Piece, content_text, diagnostic, failure_kind, summary, unlisted_kind};
+use super::{Adapter, Claim, Cx, Mapped, Outcome, Own, Piece, Verdict, content_text, diagnostic, failure_kind, summary, unlisted_kind};
 use crate::dialect::usage;
 use crate::event::{Envelope, Event, FailureKind, Level, Text, ToolKind, UnknownReason, Usage};
 use crate::read::frame::Val;
@@ -489,24 +489,19 @@ fn tool_end(f: Val<'_>, m: &mut Mapped) {
     m.parent_tool_id = f.string_at("parentToolCallId");
     let name = f.string_at("toolName");
     let text = f.get("result").and_then(|r| r.get("content")).and_then(content_text);
-    let ok = f.bool_at("isError") != Some(true);
-    let exit_code = (!ok).then(|| text.as_ref().and_then(|t| exit_code(&t.as_str()))).flatten();
-    let (output, error) = if ok {
-        (text, None)
-    } else {
-        (None, Some(text.map(|t| t.as_str().into_owned()).filter(|t| !t.is_empty()).unwrap_or_else(|| "error".to_owned())))
-    };
-    m.push(Event::ToolCompleted {
-        env: Envelope::default(),
-        tool_id: id,
+    let failed = f.bool_at("isError") == Some(true);
+    // A failed call's text is its message (and may end with the command's exit code).
+    let exit_code = failed.then(|| text.as_ref().and_then(|t| exit_code(&t.as_str()))).flatten();
+    let done = Outcome {
         kind: name.as_deref().map(tool_kind),
         name,
-        ok,
-        output,
+        verdict: Verdict::failed_if(failed),
         exit_code,
-        error,
-        duration_ms: None,
-    });
+        output: text,
+        output_is_error: true,
+        ..Outcome::new(id)
+    };
+    m.push(done.event());
 }
 
 /// The exit code a failed `bash` call's text ends with (`…\n\nCommand exited with code N`).
