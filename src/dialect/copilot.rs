@@ -67,11 +67,13 @@ impl Adapter for Copilot {
             return if ours { Claim::Marked } else { Claim::No };
         }
         // Codex's dotted types never carry a `data` object.
-        let data = f.get("data").is_some_and(|d| d.is_object());
-        let envelope = f.get("id").is_some() && f.get("parentId").is_some();
-        if data && (PREFIXES.iter().any(|p| ty.starts_with(p)) || ty == "abort" || ty == "pending_messages.modified") {
+        if !f.get("data").is_some_and(|d| d.is_object()) {
+            return Claim::No;
+        }
+        let envelope = || f.get("id").is_some() && f.get("parentId").is_some();
+        if PREFIXES.iter().any(|p| ty.starts_with(p)) || ty == "abort" || ty == "pending_messages.modified" {
             Claim::Marked
-        } else if data && envelope {
+        } else if envelope() {
             // A session event of a newer build: Copilot's envelope, an unknown type.
             Claim::Marked
         } else {

@@ -33,7 +33,7 @@ impl Adapter for Droid {
 
     fn claim(f: Val<'_>, ty: Option<&str>) -> Claim {
         let has = |k: &str| f.get(k).is_some();
-        let text_str = f.get("text").is_some_and(|t| t.is_str());
+        let text_str = || f.get("text").is_some_and(|t| t.is_str());
         match ty {
             Some("system") if f.str_at("subtype") == Some("init") && !has("uuid") => {
                 if has("reasoning_effort") {
@@ -48,8 +48,8 @@ impl Adapter for Droid {
             }
             // Gemini's `message` has `content`; OpenCode's `reasoning` a `part`; Cursor's
             // `tool_call` a `subtype`; Gemini's `tool_result` a `tool_id` / `status`.
-            Some("message") if text_str && has("role") && !has("content") => Claim::Overrides,
-            Some("reasoning") if text_str && has("id") && !has("part") && !has("sessionID") => Claim::Overrides,
+            Some("message") if text_str() && has("role") && !has("content") => Claim::Overrides,
+            Some("reasoning") if text_str() && has("id") && !has("part") && !has("sessionID") => Claim::Overrides,
             // (Grok's has a `toolCallId`.)
             Some("tool_call") if has("toolName") && !has("subtype") && !has("toolCallId") => Claim::Overrides,
             Some("tool_result") if has("isError") && !has("tool_id") && !has("status") => Claim::Overrides,

@@ -31,7 +31,7 @@ impl Adapter for Grok {
 
     fn claim(f: Val<'_>, ty: Option<&str>) -> Claim {
         let has = |k: &str| f.get(k).is_some();
-        let data = f.get("data").is_some_and(|d| d.is_str());
+        let data = || f.get("data").is_some_and(|d| d.is_str());
         match ty {
             // The json document.
             None => {
@@ -42,8 +42,8 @@ impl Adapter for Grok {
                 }
             }
             // OpenCode's `text` / `reasoning` carry a `part` and a `sessionID`.
-            Some("text" | "reasoning" | "thinking") if data && !has("part") && !has("sessionID") => Claim::Overrides,
-            Some("thought") if data => Claim::Marked,
+            Some("text" | "reasoning" | "thinking") if data() && !has("part") && !has("sessionID") => Claim::Overrides,
+            Some("thought") if data() => Claim::Marked,
             // Cursor's `tool_call` has a `subtype`, droid's a `toolId` / `parameters`.
             Some("tool_call") if has("toolCallId") && !has("subtype") => Claim::Overrides,
             Some("tool_call_update") if has("toolCallId") => Claim::Marked,

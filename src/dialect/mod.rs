@@ -19,7 +19,8 @@
 //! precedence for `ok` and one fallback for a failure's `error`.
 
 use crate::event::{
-    Envelope, Event, FailureKind, Json, Level, PlanItem, PlanStatus, SubagentStatus, Text, ToolKind, UnknownReason,
+    Dialect, Envelope, Event, FailureKind, Json, Level, PlanItem, PlanStatus, SubagentStatus, Text, ToolKind,
+    UnknownReason,
 };
 use crate::read::frame::Val;
 
@@ -74,6 +75,18 @@ pub(crate) trait Adapter {
 
     /// How strongly `frame` (whose `type` is `ty`, when a string) is this dialect's.
     fn claim(frame: Val<'_>, ty: Option<&str>) -> Claim;
+
+    /// A dialect earlier in the registry whose claims this one shares (a CLI writing another's
+    /// frames, as Qwen Code writes Claude's): where [`Adapter::own_claim`] has no opinion, the
+    /// detection takes that dialect's claim, already computed, instead of calling
+    /// [`Adapter::claim`] (which would compute it a second time on every frame).
+    const CLAIMS_LIKE: Option<Dialect> = None;
+
+    /// With [`Adapter::CLAIMS_LIKE`]: this dialect's own claim on frames it tells apart, `None`
+    /// where it claims what the other dialect claims.
+    fn own_claim(frame: Val<'_>, ty: Option<&str>) -> Option<Claim> {
+        Some(Self::claim(frame, ty))
+    }
 
     /// Maps one frame to pieces. Stateless.
     fn map(frame: Val<'_>, m: &mut Mapped);

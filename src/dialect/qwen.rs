@@ -37,11 +37,17 @@ impl Adapter for Qwen {
     type State = State;
 
     fn claim(f: Val<'_>, ty: Option<&str>) -> Claim {
+        Self::own_claim(f, ty).unwrap_or_else(|| Claude::claim(f, ty))
+    }
+
+    const CLAIMS_LIKE: Option<crate::event::Dialect> = Some(crate::event::Dialect::Claude);
+
+    fn own_claim(f: Val<'_>, ty: Option<&str>) -> Option<Claim> {
         if ty == Some("system") && f.str_at("subtype") == Some("init") {
             // Qwen's init is its own; a Claude init (no `qwen_code_version`) is not.
-            return if f.get("qwen_code_version").is_some() { Claim::Envelope } else { Claim::No };
+            return Some(if f.get("qwen_code_version").is_some() { Claim::Envelope } else { Claim::No });
         }
-        Claude::claim(f, ty)
+        None
     }
 
     fn map(f: Val<'_>, m: &mut Mapped) {

@@ -31,8 +31,16 @@ macro_rules! define_registry {
             let ty = frame.str_at("type");
             let mut best = Claim::No;
             let mut fit = Fit::NONE;
+            // Each dialect's claim, for the dialects that share an earlier one's.
+            let mut claims = [Claim::No; Dialect::ALL.len()];
             $(
-                let c = <super::$module::$adapter as Adapter>::claim(frame, ty);
+                let c = match <super::$module::$adapter as Adapter>::CLAIMS_LIKE {
+                    Some(like) if like.index() < Dialect::$variant.index() => {
+                        <super::$module::$adapter as Adapter>::own_claim(frame, ty).unwrap_or(claims[like.index()])
+                    }
+                    _ => <super::$module::$adapter as Adapter>::claim(frame, ty),
+                };
+                claims[Dialect::$variant.index()] = c;
                 if c > best {
                     best = c;
                     fit = Fit::only(Dialect::$variant);
@@ -40,7 +48,7 @@ macro_rules! define_registry {
                     fit = fit.with(Dialect::$variant);
                 }
             )*
-            let _ = best;
+            let _ = (best, claims);
             fit
         }
 
