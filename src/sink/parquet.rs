@@ -360,10 +360,34 @@ impl<W: PartWriter> Tables<W> {
     }
 
     fn sess(&mut self, id: &str) -> &mut Sess {
+        // Looked up without an owned key: this runs for most events.
         if !self.sessions.contains_key(id) {
             self.order.push(id.to_owned());
+            self.sessions.insert(id.to_owned(), Sess::default());
         }
-        self.sessions.entry(id.to_owned()).or_default()
+        self.sessions.get_mut(id).expect("inserted above")
+    }
+
+    /// Ends the session's current turn (opened here when none is) with its `turns` row: `end`
+    /// holds the columns from the status to the cost scope.
+    fn end_turn(
+        &mut self,
+        mut row: Vec<V>,
+        id: &str,
+        line: Option<u64>,
+        at: Option<&str>,
+        end: [V; 8],
+        usage: Option<&Usage>,
+    ) {
+        let turn = self.activity(id, at);
+        let s = self.sess(id);
+        s.turn_open = false;
+        s.turns += 1;
+        let started = s.turn_started_at.clone();
+        row.extend([V::U(Some(turn)), V::U(line), V::S(started), os(at)]);
+        row.extend(end);
+        row.extend(usage_cols(usage));
+        self.tables[T_TURNS].push(at, row);
     }
 
     /// The session's current turn, opened by activity when none is.
@@ -627,17 +651,7 @@ impl<W: PartWriter> Sink for Tables<W> {
                 self.tables[T_TOOLS].push(started.as_deref().or(at), t.row);
             }
             Event::TurnCompleted { usage, usage_scope, cost_usd, cost_scope, duration_ms, num_turns, .. } if main => {
-                let turn = self.activity(&id, at);
-                let s = self.sess(&id);
-                s.turn_open = false;
-                s.turns += 1;
-                let started = s.turn_started_at.clone();
-                let mut row = head(&id);
-                row.extend([
-                    V::U(Some(turn)),
-                    V::U(env.line),
-                    V::S(started),
-                    os(at),
+                let end = [
                     st("completed"),
                     V::S(None),
                     V::S(None),
@@ -646,22 +660,11 @@ impl<W: PartWriter> Sink for Tables<W> {
                     V::F(*cost_usd),
                     V::S(usage_scope.as_ref().and_then(name)),
                     V::S(cost_scope.as_ref().and_then(name)),
-                ]);
-                row.extend(usage_cols(usage.as_ref()));
-                self.tables[T_TURNS].push(at, row);
+                ];
+                self.end_turn(head(&id), &id, env.line, at, end, usage.as_ref());
             }
             Event::TurnFailed { error, kind, usage, usage_scope, cost_usd, cost_scope, duration_ms, .. } if main => {
-                let turn = self.activity(&id, at);
-                let s = self.sess(&id);
-                s.turn_open = false;
-                s.turns += 1;
-                let started = s.turn_started_at.clone();
-                let mut row = head(&id);
-                row.extend([
-                    V::U(Some(turn)),
-                    V::U(env.line),
-                    V::S(started),
-                    os(at),
+                let end = [
                     st("failed"),
                     st(error.as_str()),
                     V::S(kind.as_ref().and_then(name)),
@@ -670,22 +673,11 @@ impl<W: PartWriter> Sink for Tables<W> {
                     V::F(*cost_usd),
                     V::S(usage_scope.as_ref().and_then(name)),
                     V::S(cost_scope.as_ref().and_then(name)),
-                ]);
-                row.extend(usage_cols(usage.as_ref()));
-                self.tables[T_TURNS].push(at, row);
+                ];
+                self.end_turn(head(&id), &id, env.line, at, end, usage.as_ref());
             }
             Event::Interrupt { .. } if main => {
-                let turn = self.activity(&id, at);
-                let s = self.sess(&id);
-                s.turn_open = false;
-                s.turns += 1;
-                let started = s.turn_started_at.clone();
-                let mut row = head(&id);
-                row.extend([
-                    V::U(Some(turn)),
-                    V::U(env.line),
-                    V::S(started),
-                    os(at),
+                let end = [
                     st("interrupted"),
                     V::S(None),
                     V::S(None),
@@ -694,9 +686,8 @@ impl<W: PartWriter> Sink for Tables<W> {
                     V::F(None),
                     V::S(None),
                     V::S(None),
-                ]);
-                row.extend(usage_cols(None));
-                self.tables[T_TURNS].push(at, row);
+                ];
+                self.end_turn(head(&id), &id, env.line, at, end, None);
             }
             Event::RateLimit {
                 window,
