@@ -12,9 +12,11 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 secs="${1:-600}"
 jobs="${JOBS:-2}"
-targets=(normalize claude claude_transcript codex codex_legacy codex_rollout gemini opencode cursor)
+# Every target fuzz/Cargo.toml declares (one per dialect, plus the whole normalizer).
+mapfile -t targets < <(cd fuzz && cargo +nightly fuzz list)
+[ "${#targets[@]}" -gt 0 ] || { echo "fuzz.sh: cargo fuzz list gave no targets" >&2; exit 2; }
 
-cargo +nightly fuzz build --release || exit 2
+(cd fuzz && cargo +nightly fuzz build --release) || exit 2
 
 # Seeds: fixtures/<dialect>/*.jsonl, whole and one line per file; `normalize` gets them all.
 seed() { # target, fixture dirs...
