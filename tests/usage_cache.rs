@@ -155,3 +155,15 @@ fn the_status_line_reads_the_same_with_and_without_the_cache() {
     assert_eq!(cold, none);
     assert_eq!(warm, none);
 }
+
+#[test]
+fn a_cached_log_is_named_as_this_run_names_it() {
+    let cache = tempfile::tempdir().unwrap();
+    let relative = ["--json", "fixtures/claude-transcript"];
+    usage(cache.path(), &relative);
+    let abs = common::root().join("fixtures/claude-transcript");
+    let absolute = ["--json", abs.to_str().unwrap()];
+    let warm = usage(cache.path(), &absolute).stdout;
+    assert_eq!(warm, truth(&absolute));
+    assert!(String::from_utf8_lossy(&warm).contains(abs.to_str().unwrap()), "the sources are this run's paths");
+}

@@ -99,7 +99,7 @@ pub fn read_usage(
         };
         if let (Input::File(p), Some(c), Some(id)) = (input, known, id)
             && let Some(bytes) = c.get(p, id, dialect)
-            && let Ok(u) = InputUsage::from_bytes(bytes)
+            && let Ok(u) = InputUsage::from_bytes(bytes, input.source())
         {
             return Ok((u, None));
         }

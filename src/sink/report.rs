@@ -155,15 +155,16 @@ impl InputUsage {
     }
 
     /// The input as bytes, for a cache of inputs already read (`agentnorm usage` keeps one per
-    /// log file): [`InputUsage::from_bytes`] gives the same input back.
+    /// log file): [`InputUsage::from_bytes`] gives the same input back (the name of the input
+    /// is not kept: it is given again there).
     pub fn to_bytes(&self) -> Vec<u8> {
         wire::encode(self)
     }
 
-    /// The input that [`InputUsage::to_bytes`] wrote, at place 0 among the inputs; an error for
-    /// bytes it did not write (another version's, or damaged).
-    pub fn from_bytes(bytes: &[u8]) -> Result<InputUsage, WireError> {
-        wire::decode(bytes)
+    /// The input that [`InputUsage::to_bytes`] wrote, named `source`, at place 0 among the
+    /// inputs; an error for bytes it did not write (another version's, or damaged).
+    pub fn from_bytes(bytes: &[u8], source: Option<String>) -> Result<InputUsage, WireError> {
+        wire::decode(bytes, source)
     }
 
     /// The earliest and latest times of its requests and turns (ms since the epoch).

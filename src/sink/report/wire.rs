@@ -1,7 +1,8 @@
 //! One input's collected usage as bytes and back: what the usage cache of `agentnorm usage`
 //! keeps per log file, so that a re-run over unchanged logs reads none of them again.
 //!
-//! The form is postcard (compact serde binary) over mirror types of [`InputUsage`] that skip no
+//! The input's name is not kept (a later run may name the same file otherwise). The form is
+//! postcard (compact serde binary) over mirror types of [`InputUsage`] that skip no
 //! field (the JSON types skip absent ones, which a format without field names cannot do), with
 //! every string of an input (session ids, models, folders) held once and referred to by index:
 //! decoded, an input shares one `Arc<str>` per name again, as the [`Collector`] made it.
@@ -90,7 +91,6 @@ struct WRate {
 
 #[derive(Serialize, Deserialize)]
 struct WInput {
-    source: Option<String>,
     strings: Vec<String>,
     turns: Vec<WTurn>,
     rate_limits: Vec<WRate>,
@@ -159,13 +159,14 @@ pub fn encode(input: &InputUsage) -> Vec<u8> {
             at: r.at.clone(),
         })
         .collect();
-    let w = WInput { source: input.source.clone(), strings: strings.list, turns, rate_limits };
+    let w = WInput { strings: strings.list, turns, rate_limits };
     // Serializing plain structs into a Vec cannot fail.
     postcard::to_stdvec(&w).unwrap_or_default()
 }
 
-/// The input that [`encode`] wrote (its place among the inputs is set again by the caller).
-pub fn decode(bytes: &[u8]) -> Result<InputUsage, WireError> {
+/// The input that [`encode`] wrote, read from `source` (its place among the inputs is set
+/// again by the caller).
+pub fn decode(bytes: &[u8], source: Option<String>) -> Result<InputUsage, WireError> {
     let w: WInput = postcard::from_bytes(bytes)?;
     let strings: Vec<Arc<str>> = w.strings.into_iter().map(Arc::from).collect();
     let name = |i: Option<u32>| -> Result<Option<Arc<str>>, WireError> {
@@ -217,5 +218,5 @@ pub fn decode(bytes: &[u8]) -> Result<InputUsage, WireError> {
             at: r.at,
         })
         .collect();
-    Ok(InputUsage { source: w.source, order: 0, turns, rate_limits })
+    Ok(InputUsage { source, order: 0, turns, rate_limits })
 }
