@@ -192,12 +192,17 @@ impl UsageCache {
 }
 
 /// A new file in `dir` that no other run uses (`usage.bin.<pid>.<n>.tmp`), created without
-/// following a link.
+/// following a link, readable by its owner only.
 fn tempfile_in(dir: &Path) -> std::io::Result<(PathBuf, fs::File)> {
     let pid = std::process::id();
     for n in 0..100u32 {
         let path = dir.join(format!("usage.bin.{pid}.{n}.tmp"));
-        match fs::OpenOptions::new().write(true).create_new(true).open(&path) {
+        let mut opts = fs::OpenOptions::new();
+        opts.write(true).create_new(true);
+        // Readable by its owner only: it names sessions, models and project folders.
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
+        match opts.open(&path) {
             Ok(f) => return Ok((path, f)),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
             Err(e) => return Err(e),
@@ -231,6 +236,11 @@ mod tests {
         assert!(c.get(&log, id_of(&log), None).is_none());
         c.put(&log, id_of(&log), None, b"one".to_vec());
         c.save().unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            assert_eq!(fs::metadata(&store).unwrap().permissions().mode() & 0o777, 0o600);
+        }
 
         let c = UsageCache::open_at(&store);
         assert_eq!(c.get(&log, id_of(&log), None), Some(&b"one"[..]));
