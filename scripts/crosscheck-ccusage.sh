@@ -20,7 +20,7 @@
 #   agentnorm input      = ccusage inputTokens          (prompt tokens not read from or written to cache;
 #                                                        for Codex both subtract cached_input_tokens)
 #   agentnorm cache_read = ccusage cacheReadTokens
-#   agentnorm cache_write= ccusage cacheCreationTokens  (always 0 for Codex)
+#   agentnorm cache_write= ccusage cacheCreationTokens  (Codex: cache_write_input_tokens, where a log has it)
 #   agentnorm output     = ccusage outputTokens         (Codex reasoning inside on both sides)
 #   agentnorm total      = ccusage totalTokens          (the sum of the four)
 # Sessions are matched by session id: Claude by the transcript's session id (ccusage names a

@@ -799,6 +799,7 @@ fn sh(script: &str) -> std::process::Output {
         .arg("-c")
         .arg(script)
         .env("BIN", env!("CARGO_BIN_EXE_agentnorm"))
+        .env("AGENTNORM_CACHE_DIR", concat!(env!("CARGO_TARGET_TMPDIR"), "/usage-cache"))
         .current_dir(common::root())
         .stdin(Stdio::null())
         .output()

@@ -122,6 +122,9 @@ pub struct StatuslineArgs {
     /// "Now" (RFC 3339; for tests).
     #[arg(long, value_name = "TIME", hide = true)]
     pub now: Option<String>,
+    /// Read every recent log again instead of taking unchanged ones from the usage cache.
+    #[arg(long)]
+    pub no_cache: bool,
 }
 
 /// Options of `agentnorm export`.
@@ -252,6 +255,10 @@ pub struct UsageArgs {
     /// Ignore the costs the CLIs reported and estimate every request from the price table.
     #[arg(long)]
     pub estimate: bool,
+    /// Read every log again instead of taking unchanged ones from the usage cache (which is
+    /// then neither read nor written; see AGENTNORM_CACHE_DIR).
+    #[arg(long)]
+    pub no_cache: bool,
 }
 
 /// The output formats of the normalizer (`--format`).

@@ -7,6 +7,7 @@
 //! Nothing in the library imports from here: the library does no I/O of its own.
 
 pub mod args;
+pub mod cache;
 pub mod exec;
 pub mod export;
 pub mod input;

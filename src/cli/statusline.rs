@@ -73,7 +73,11 @@ pub fn run(args: StatuslineArgs) -> Result<u8> {
         })
         .collect();
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let mut read = super::usage::read_usage(&recent, None, threads, false, &mut failed);
+    let mut cache = (!args.no_cache).then(super::cache::UsageCache::open);
+    let mut read = super::usage::read_usage(&recent, None, threads, false, &mut failed, cache.as_mut());
+    if let Some(cache) = &cache {
+        super::usage::save_cache(cache);
+    }
     agentnorm::sink::report::by_first_time(&mut read);
     let mut rep = Report::default();
     for u in read {

@@ -9,6 +9,7 @@ use agentnorm::{Dialect, Options};
 use anyhow::{Context as _, Result};
 
 use super::UsageArgs;
+use super::cache::{FileId, UsageCache};
 use super::input::Input;
 use super::{exec, input, progress, stdout};
 
@@ -73,31 +74,53 @@ fn terminal_width() -> Option<usize> {
 
 /// Reads every input into its usage (in parallel; the order of the result is the inputs'). An
 /// input that could not be read whole is reported on stderr, sets `failed`, and is left out.
+/// With a `cache`, a file whose identity is the one the cache holds is not read (its usage comes
+/// from the cache), and what the others gave is added to it.
 pub fn read_usage(
     inputs: &[Input],
     dialect: Option<Dialect>,
     threads: usize,
     show_progress: bool,
     failed: &mut bool,
+    mut cache: Option<&mut UsageCache>,
 ) -> Vec<agentnorm::sink::report::InputUsage> {
     use agentnorm::sink::report::{Collector, InputUsage};
     let mut progress = progress::Progress::start(inputs.len(), show_progress);
     let counters = progress.counters();
-    let collected = exec::map_inputs(inputs, threads, |input| -> Result<InputUsage, String> {
+    let known = cache.as_deref();
+    type Fresh = Option<(FileId, Vec<u8>)>;
+    let collected = exec::map_inputs(inputs, threads, |input| -> Result<(InputUsage, Fresh), String> {
         let _done = counters.as_deref().map(progress::Counters::done_on_drop);
+        // The identity is taken before the file is read: a file that grows meanwhile is read
+        // again next time.
+        let id = match (input, known) {
+            (Input::File(p), Some(_)) => std::fs::metadata(p).ok().map(|m| FileId::of(&m)),
+            _ => None,
+        };
+        if let (Input::File(p), Some(c), Some(id)) = (input, known, id)
+            && let Some(bytes) = c.get(p, id, dialect)
+            && let Ok(u) = InputUsage::from_bytes(bytes, input.source())
+        {
+            return Ok((u, None));
+        }
         let options = Options::default().dialect(dialect).observed_at(false);
         let mut collector = Collector::new(input.source());
         // A partly read input is not reported: its totals would be short.
         if let (_, Some(why)) = exec::feed_input(input, &options, counters.as_deref(), &mut collector) {
             return Err(why);
         }
-        Ok(collector.finish())
+        let u = collector.finish();
+        let fresh = id.map(|id| (id, u.to_bytes()));
+        Ok((u, fresh))
     });
     progress.finish();
     let mut read = Vec::with_capacity(collected.len());
-    for (order, c) in collected.into_iter().enumerate() {
+    for (order, (c, input)) in collected.into_iter().zip(inputs).enumerate() {
         match c {
-            Ok(mut u) => {
+            Ok((mut u, fresh)) => {
+                if let (Some((id, bytes)), Some(cache), Input::File(p)) = (fresh, cache.as_deref_mut(), input) {
+                    cache.put(p, id, dialect, bytes);
+                }
                 u.set_order(order);
                 read.push(u)
             }
@@ -108,6 +131,13 @@ pub fn read_usage(
         }
     }
     read
+}
+
+/// Writes the cache back; a cache that cannot be kept is said on stderr (the report stands).
+pub fn save_cache(cache: &UsageCache) {
+    if let Err(e) = cache.save() {
+        eprintln!("agentnorm: the usage cache was not saved: {e}");
+    }
 }
 
 pub fn run(args: UsageArgs) -> Result<u8> {
@@ -161,7 +191,14 @@ pub fn run(args: UsageArgs) -> Result<u8> {
     let dialect = args.dialect;
     let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let mut rep = if args.estimate { Report::estimating() } else { Report::default() };
-    let mut read = read_usage(&inputs, dialect, threads, true, &mut failed);
+    let mut cache = (!args.no_cache).then(UsageCache::open);
+    let mut read = read_usage(&inputs, dialect, threads, true, &mut failed, cache.as_mut());
+    if let Some(cache) = &mut cache {
+        let found: Vec<PathBuf> =
+            inputs.iter().filter_map(|i| if let Input::File(p) = i { Some(p.clone()) } else { None }).collect();
+        cache.forget_missing(&paths, &found);
+        save_cache(cache);
+    }
     report::by_first_time(&mut read);
     for u in read {
         rep.add(u);
@@ -177,4 +214,56 @@ pub fn run(args: UsageArgs) -> Result<u8> {
     }
     out.flush()?;
     Ok(if failed { 2 } else { 0 })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agentnorm::sink::report::{Collector, GroupBy, Report, ReportOptions};
+
+    /// The usage of `input` read whole, as bytes the cache would keep.
+    fn collected(path: &std::path::Path) -> Vec<u8> {
+        let mut c = Collector::new(Some(path.display().to_string()));
+        let opts = Options::default().observed_at(false);
+        let (_, why) = exec::feed_input(&Input::File(path.to_path_buf()), &opts, None, &mut c);
+        assert!(why.is_none());
+        c.finish().to_bytes()
+    }
+
+    fn totals(read: Vec<agentnorm::sink::report::InputUsage>) -> Option<u64> {
+        let mut rep = Report::default();
+        read.into_iter().for_each(|u| rep.add(u));
+        rep.rows(&ReportOptions { by: GroupBy::Session, ..ReportOptions::default() }).1.usage.output
+    }
+
+    #[test]
+    fn an_unchanged_file_is_taken_from_the_cache_and_a_changed_one_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let log = dir.path().join("s.jsonl");
+        std::fs::copy(root.join("fixtures/claude-transcript/growing_usage.jsonl"), &log).unwrap();
+        let other = root.join("fixtures/codex-rollout/subagent_limits_compaction.jsonl");
+        let inputs = [Input::File(log.clone())];
+        let mut failed = false;
+        let truth = totals(read_usage(&inputs, None, 1, false, &mut failed, None));
+
+        // Planted: the file's identity now, with another file's usage. Taken as it is.
+        let mut cache = UsageCache::default();
+        let id = FileId::of(&std::fs::metadata(&log).unwrap());
+        cache.put(&log, id, None, collected(&other));
+        let planted = totals(read_usage(&inputs, None, 1, false, &mut failed, Some(&mut cache)));
+        assert_ne!(planted, truth, "the two files must differ for this test to mean anything");
+        let other_alone = totals(read_usage(&[Input::File(other.clone())], None, 1, false, &mut failed, None));
+        assert_eq!(planted, other_alone, "the cached usage was used, the file was not read");
+
+        // Touched: read again, and the cache now holds what it gave.
+        let f = std::fs::File::options().append(true).open(&log).unwrap();
+        f.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5)).unwrap();
+        drop(f);
+        let reread = totals(read_usage(&inputs, None, 1, false, &mut failed, Some(&mut cache)));
+        assert_eq!(reread, truth);
+        let id = FileId::of(&std::fs::metadata(&log).unwrap());
+        assert_eq!(cache.get(&log, id, None), Some(collected(&log).as_slice()));
+        assert!(!failed);
+    }
 }

@@ -532,18 +532,17 @@ fn rate_limits(rl: Val<'_>, at: Option<&str>, m: &mut Mapped) {
     }
 }
 
-/// Codex's usage (`turn.completed.usage`, `token_count` info): `cached_input_tokens` is a subset
-/// of `input_tokens`, `output_tokens` includes `reasoning_output_tokens`.
+/// Codex's usage (`turn.completed.usage`, `token_count` info): `cached_input_tokens` and
+/// `cache_write_input_tokens` are both parts of `input_tokens` (Codex's own `total_tokens` is
+/// `input_tokens + output_tokens`), `output_tokens` includes `reasoning_output_tokens`.
 pub(crate) fn counters(u: Val<'_>) -> Usage {
     let input = u.u64_at("input_tokens");
     let cached = u.u64_at("cached_input_tokens");
+    let written = u.u64_at("cache_write_input_tokens");
     Usage {
-        input: match (input, cached) {
-            (Some(i), Some(c)) => Some(i.saturating_sub(c)),
-            (i, _) => i,
-        },
+        input: input.map(|i| i.saturating_sub(cached.unwrap_or(0)).saturating_sub(written.unwrap_or(0))),
         cache_read: cached,
-        cache_write: u.u64_at("cache_write_input_tokens"),
+        cache_write: written,
         output: u.u64_at("output_tokens"),
         reasoning: u.u64_at("reasoning_output_tokens"),
         context: None,
@@ -571,5 +570,18 @@ mod tests {
         assert_eq!(u.output, Some(50));
         assert_eq!(u.reasoning, Some(10));
         assert_eq!(u.cache_write, None, "absent is not zero");
+    }
+
+    #[test]
+    fn codex_cache_writes_are_a_part_of_input_too() {
+        // Codex 0.160 `token_count`: total_tokens 22040 = input_tokens 21400 + output 640, so
+        // the 18000 cached and the 1200 written are both inside the 21400.
+        let u = counted(
+            r#"{"input_tokens":21400,"cached_input_tokens":18000,"cache_write_input_tokens":1200,"output_tokens":640,"reasoning_output_tokens":210,"total_tokens":22040}"#,
+            counters,
+        );
+        assert_eq!((u.input, u.cache_read, u.cache_write), (Some(2200), Some(18000), Some(1200)));
+        let sum = u.input.unwrap() + u.cache_read.unwrap() + u.cache_write.unwrap() + u.output.unwrap();
+        assert_eq!(sum, 22040, "the four figures add up to Codex's own total");
     }
 }

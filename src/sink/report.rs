@@ -62,6 +62,9 @@ use crate::event::sink::Sink;
 use crate::event::{Dialect, Event, ModelUsage, Usage, UsageScope};
 use crate::sink::prices;
 
+mod wire;
+pub use wire::WireError;
+
 /// One model request's usage, as read from a `usage` event. Kept compact (no strings of its
 /// own: every input's requests are held until the inputs are put in order): the ids and times
 /// the dedupe compares are kept as 64-bit hashes ([`h64`]), the times the rows need as ms.
@@ -149,6 +152,19 @@ impl InputUsage {
     /// first of its files in that order, whatever order they are counted in.
     pub fn set_order(&mut self, order: usize) {
         self.order = order;
+    }
+
+    /// The input as bytes, for a cache of inputs already read (`agentnorm usage` keeps one per
+    /// log file): [`InputUsage::from_bytes`] gives the same input back (the name of the input
+    /// is not kept: it is given again there).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        wire::encode(self)
+    }
+
+    /// The input that [`InputUsage::to_bytes`] wrote, named `source`, at place 0 among the
+    /// inputs; an error for bytes it did not write (another version's, or damaged).
+    pub fn from_bytes(bytes: &[u8], source: Option<String>) -> Result<InputUsage, WireError> {
+        wire::decode(bytes, source)
     }
 
     /// The earliest and latest times of its requests and turns (ms since the epoch).

@@ -106,6 +106,9 @@ pub fn spec_lines(input: &[u8]) -> Vec<&[u8]> {
 pub fn bin() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_agentnorm"));
     c.current_dir(root());
+    // The usage cache of the tests, never the user's (shared by the tests: entries are keyed by
+    // each file's identity and the build, so sharing changes no result).
+    c.env("AGENTNORM_CACHE_DIR", concat!(env!("CARGO_TARGET_TMPDIR"), "/usage-cache"));
     c
 }
 
