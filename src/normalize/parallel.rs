@@ -24,9 +24,10 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
+use crate::dialect::detect::Possible;
 use crate::event::Dialect;
 use crate::event::sink::Sink;
-use crate::normalize::{Decoded, Normalizer, decode};
+use crate::normalize::{Decoded, Normalizer, decode_for};
 use crate::read::frame::Parser;
 use crate::read::lines;
 
@@ -72,13 +73,23 @@ pub fn predecode(
     }
     let mut lines = Vec::new();
     let mut first = at_start && !mid_line;
+    // The stream's dialect where the chunk starts is not known here: its first frames are mapped
+    // by every adapter they fit, until one decides (SPEC §2), and from there as the fold will
+    // read them. A document's closing line may be where the fold decides on the whole document
+    // instead of its lines: from there on nothing is known again. (A wrong guess costs only
+    // time: the fold maps a line again when its dialect's mapping is missing.)
+    let mut possible = Possible::ANY;
     // The tail after the last `\n` is a line the next chunk or the end of input completes.
     for (piece, _) in lines::pieces(rest).filter(|&(_, ended)| ended) {
         if piece.len() > lines::limit(piece, max_line) {
             lines.push(None);
         } else {
             let line = lines::content(piece, first, true);
-            lines.push(Some(PreLine { len: line.len(), decoded: decode(parser, line, forced) }));
+            let decoded = decode_for(parser, line, forced, &mut possible);
+            if line == b"}" {
+                possible = Possible::ANY;
+            }
+            lines.push(Some(PreLine { len: line.len(), decoded }));
         }
         first = false;
     }
