@@ -32,6 +32,11 @@ impl Fit {
         Fit(self.0 | Fit::bit(d))
     }
 
+    /// The dialects of both sets.
+    pub fn union(self, other: Fit) -> Fit {
+        Fit(self.0 | other.0)
+    }
+
     /// Whether `d` is in the set.
     pub fn contains(self, d: Dialect) -> bool {
         self.0 & Fit::bit(d) != 0
@@ -174,6 +179,12 @@ mod tests {
         assert_eq!(fit_of(r#"{"session_id":"s","response":"hi","stats":{}}"#).single(), Some(Dialect::Gemini));
         assert_eq!(fit_of(r#"{"model":"o3","provider":"openai"}"#).single(), Some(Dialect::CodexLegacy));
         assert_eq!(fit_of(r#"{"prompt":"do it"}"#).single(), Some(Dialect::CodexLegacy));
+        // A key given twice counts with its last value.
+        assert_eq!(fit_of(r#"{"prompt":1,"prompt":"do it"}"#).single(), Some(Dialect::CodexLegacy));
+        assert!(fit_of(r#"{"prompt":"do it","prompt":1}"#).is_empty());
+        assert_eq!(fit_of(r#"{"model":1,"model":"o3"}"#).single(), Some(Dialect::CodexLegacy));
+        assert!(fit_of(r#"{"model":"o3","model":1}"#).is_empty());
+        assert!(fit_of(r#"{"prompt":"do it","cwd":"/"}"#).is_empty());
         assert_eq!(fit_of(r#"{"id":"1","msg":{"type":"task_started"}}"#).single(), Some(Dialect::CodexLegacy));
         assert_eq!(
             fit_of(r#"{"timestamp":"t","type":"event_msg","payload":{}}"#).single(),
