@@ -281,6 +281,12 @@ impl Fold {
         Possible::of(&self.core.detector)
     }
 
+    /// Decodes the line to be applied next ([`Fold::apply`]): like [`decode`](super::decode),
+    /// but mapped only as the dialect this fold will pick for it (one thread's way).
+    pub fn decode_next(&self, parser: &mut Parser, line: &[u8]) -> Decoded {
+        super::decode_for(parser, line, self.core.opts.dialect, &mut self.possible())
+    }
+
     /// Writes `run_started`.
     pub fn start(&mut self, sink: &mut dyn Sink) {
         let ev = Event::RunStarted {

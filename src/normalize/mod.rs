@@ -1,8 +1,11 @@
 //! Lines in, events out: the line splitter, the stateless decode step and the ordered fold.
 //!
 //! The pipeline has two halves on purpose:
-//! - [`decode`] turns one line into a [`Decoded`] (parsed, detected, mapped by every adapter the
-//!   frame fits). It holds no stream state, so it can run on any thread and in any chunk.
+//! - [`decode`] turns one line into a [`Decoded`] (parsed, detected, mapped by the adapters of
+//!   the dialects the frame fits). It holds no stream state, so it can run on any thread and in
+//!   any chunk; what it is told of the stream's detector ([`Possible`]: exactly its state on one
+//!   thread, what a chunk's own frames say on a worker) only spares it mappings the fold would
+//!   throw away.
 //! - [`Fold`] applies the stream's state in input order: dialect stickiness, session id, text
 //!   already streamed, usage already counted, tools already started, last rate-limit readings,
 //!   counters. It fills the envelope and hands events to a [`Sink`].
@@ -489,7 +492,7 @@ impl Normalizer {
 
     /// Decodes a line to be applied next: mapped only as the dialect the fold will pick for it.
     fn decode(&mut self, line: &[u8]) -> Decoded {
-        decode_for(&mut self.parser, line, self.forced, &mut self.fold.possible())
+        self.fold.decode_next(&mut self.parser, line)
     }
 
     /// A document's closing `}` arrived: one frame if it parses, else line by line.
@@ -651,6 +654,8 @@ mod tests {
     fn a_line_decoded_for_another_dialect_is_mapped_again() {
         let qwen = include_str!("../../fixtures/qwen/whole_messages.jsonl");
         let exact = fold_with(qwen, |p, line, mut possible| decode_for(p, line, None, &mut possible));
+        let mut fold = Fold::new(Options::default());
+        assert_eq!(fold_with(qwen, |p, line, _| fold.decode_next(p, line)).len(), exact.len());
         assert!(exact.iter().any(|e| e.env().dialect == Some(Dialect::Qwen)));
         let every = fold_with(qwen, |p, line, _| decode(p, line, None));
         assert_eq!(every, exact);

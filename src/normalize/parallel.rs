@@ -1,7 +1,8 @@
 //! All cores on one stream: its bytes cut into chunks at newlines, each chunk decoded and then
 //! folded by one worker thread, the folds taken in input order.
 //!
-//! It exists because [`decode`] (parsing a line and mapping it with every adapter it fits) is
+//! It exists because [`decode`](crate::normalize::decode) (parsing a line and mapping it with the
+//! adapters of the dialects it fits) is
 //! about two thirds of the work of normalizing and holds no stream state, while the
 //! [`Fold`](crate::Fold) that needs the stream's state, and the serializing inside it, are the
 //! last third. So every worker takes the next chunk, decodes its lines on its own, then waits for
