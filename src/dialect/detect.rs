@@ -64,8 +64,8 @@ pub(crate) fn fit(frame: Val<'_>) -> Fit {
     super::registry::fit(frame)
 }
 
-/// What a decoder ahead of the fold knows of the stream's [`Detector`]: the dialects it may have
-/// fixed, and whether it may have fixed none yet.
+/// What a decoder ahead of the fold knows, or guesses, of the stream's [`Detector`]: the dialects
+/// it may have fixed, and whether it may have fixed none yet.
 ///
 /// A line is mapped only by the adapters of the dialects the detector may pick for it
 /// ([`Possible::decide`]), not by every adapter its frame fits: a Claude frame ties with Qwen
@@ -84,7 +84,13 @@ impl Possible {
 
     /// Exactly the state of `detector` (the fold's own, on one thread).
     pub fn of(detector: &Detector) -> Possible {
-        match detector.current {
+        Possible::state(detector.current)
+    }
+
+    /// The one state of a detector whose dialect so far is `current` (known, or guessed: a
+    /// worker takes the stream's dialect as of the last chunk folded).
+    pub fn state(current: Option<Dialect>) -> Possible {
+        match current {
             Some(d) => Possible { fixed: Fit::only(d), undecided: false },
             None => Possible { fixed: Fit::NONE, undecided: true },
         }

@@ -281,6 +281,11 @@ impl Fold {
         Possible::of(&self.core.detector)
     }
 
+    /// The stream's dialect so far (detected or forced).
+    pub(crate) fn dialect(&self) -> Option<Dialect> {
+        self.core.detector.current()
+    }
+
     /// Decodes the line to be applied next ([`Fold::apply`]): like [`decode`](super::decode),
     /// but mapped only as the dialect this fold will pick for it (one thread's way).
     pub fn decode_next(&self, parser: &mut Parser, line: &[u8]) -> Decoded {
