@@ -8,7 +8,8 @@
 //! splitter does, with a clock read around each stage of each line (a few dozen ns each; lines
 //! average ~3 KB on the reference workload):
 //!
-//! - `decode`: `decode` of the line;
+//! - `decode`: `Fold::decode_next` of the line (mapped as the dialect the fold will pick, as one
+//!   thread decodes);
 //! - `write`: the time inside the NDJSON writer (timed per event; its buffer drained every MiB,
 //!   as the binary drains it to its output);
 //! - `fold`: `Fold::apply` minus the writing inside it (it also frees the decode);
@@ -25,7 +26,7 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use agentnorm::internals::{Decoded, Fold, Parser, decode};
+use agentnorm::internals::{Decoded, Fold, Parser};
 use agentnorm::{Event, NdjsonSink, Normalizer, Options, Sink};
 
 /// The NDJSON writer, drained every MiB as the binary drains it to its output, with the time
@@ -71,7 +72,7 @@ fn round(data: &[u8]) -> ([Duration; 4], u64, u64) {
         start = end + 1;
         n += 1;
         let ta = Instant::now();
-        let d: Decoded = decode(&mut parser, line, None);
+        let d: Decoded = fold.decode_next(&mut parser, line);
         let tb = Instant::now();
         fold.apply(d, n, line, &mut out);
         apply += tb.elapsed();

@@ -25,7 +25,7 @@
 //! - An `event` this adapter does not know is `unknown` `unrecognized_frame` whose `frame` is the
 //!   `event` value (the line has no `type`).
 
-use super::{Adapter, Claim, Mapped, Outcome, Piece, Verdict, content_text, diagnostic, failure_kind, mcp_summary, one_line};
+use super::{Accepts, Adapter, Claim, Mapped, Outcome, Piece, Verdict, content_text, diagnostic, failure_kind, mcp_summary, one_line};
 use crate::event::{Envelope, Event, FailureKind, Level, Text, ToolKind, UnknownReason, Usage, UsageScope};
 use crate::read::frame::Val;
 
@@ -38,6 +38,8 @@ const EVENTS: [&str; 4] = ["init", "step_update", "result", "command_result"];
 impl Adapter for Antigravity {
     type Piece = std::convert::Infallible;
     type State = ();
+
+    const ACCEPTS: Accepts = Accepts::types(&[], Claim::Envelope).untyped();
 
     fn claim(f: Val<'_>, ty: Option<&str>) -> Claim {
         // Every other dialect has a `type` key: a line with one is never agy's envelope.

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Adapter, Claim, Cx, Mapped, NO_ID, Outcome, Own, Piece, Recent, ToolKinds, Verdict, content_text, failure_kind, subagent_status, summary, unlisted_kind};
+use super::{Accepts, Adapter, Claim, Cx, Mapped, NO_ID, Outcome, Own, Piece, Recent, ToolKinds, Verdict, content_text, failure_kind, subagent_status, summary, unlisted_kind};
 use crate::dialect::usage;
 use crate::event::{Envelope, Event, FailureKind, Level, ModelUsage, ServiceTier, SubagentOperation, SubagentStatus, Text, ToolKind, UnknownReason, Usage, UsageScope};
 use crate::read::frame::Val;
@@ -18,6 +18,15 @@ pub(crate) struct Claude;
 impl Adapter for Claude {
     type Piece = ClaudePiece;
     type State = State;
+
+    const ACCEPTS: Accepts = Accepts::types(
+        &[
+            &["stream_event", "rate_limit_event", "control_response", "control_request", "keep_alive", "active_goal"],
+            &["auth_status", "system", "assistant", "user", "result"],
+            SDK_BOOKKEEPING,
+        ],
+        Claim::Overrides,
+    );
 
     fn claim(f: Val<'_>, ty: Option<&str>) -> Claim {
         match ty {

@@ -47,7 +47,7 @@
 //! final newline only (the fold knows this dialect is a saved log).
 
 use super::claude::{self, NotContent};
-use super::{Adapter, Claim, Cx, Mapped, Own, Piece, Recent, failure_kind};
+use super::{Accepts, Adapter, Claim, Cx, Mapped, Own, Piece, Recent, failure_kind};
 use crate::dialect::usage;
 use crate::event::{Envelope, Event, FailureKind, Level, UnknownReason};
 use crate::read::frame::Val;
@@ -87,6 +87,8 @@ impl Adapter for Transcript {
     type Piece = TranscriptPiece;
     type State = State;
     const SAVED_LOG: bool = true;
+
+    const ACCEPTS: Accepts = Accepts::types(&[BOOKKEEPING], Claim::Envelope).with_keys(&["parentUuid", "isSidechain"]);
 
     fn claim(f: Val<'_>, ty: Option<&str>) -> Claim {
         // The conversation-tree keys are on every message line.

@@ -10,7 +10,7 @@
 //! `codex-legacy`): the `token_count` mapping (per-request usage and rate-limit windows), the
 //! summary of a shell argv and the diagnostic of an `error` message.
 
-use super::{Adapter, Claim, Cx, Mapped, NO_ID, Outcome, Own, Piece, Verdict, content_text, diagnostic, failure_kind, plan_items, subagent_status};
+use super::{Accepts, Adapter, Claim, Cx, Mapped, NO_ID, Outcome, Own, Piece, Verdict, content_text, diagnostic, failure_kind, plan_items, subagent_status};
 use crate::dialect::usage;
 use crate::event::{Envelope, Event, FailureKind, Level, ServiceTier, SubagentOperation, SubagentStatus, ToolKind, UnknownReason, Usage, UsageScope};
 use crate::read::frame::Val;
@@ -21,6 +21,23 @@ pub(crate) struct Exec;
 impl Adapter for Exec {
     type Piece = CodexPiece;
     type State = Totals;
+
+    const ACCEPTS: Accepts = Accepts::types(
+        &[&[
+            "thread.started",
+            "turn.started",
+            "turn.completed",
+            "turn.failed",
+            "item.started",
+            "item.updated",
+            "item.completed",
+            "session.created",
+            "request_user_input",
+            "item.plan.delta",
+            "error",
+        ]],
+        Claim::Marked,
+    );
 
     fn claim(_: Val<'_>, ty: Option<&str>) -> Claim {
         match ty {

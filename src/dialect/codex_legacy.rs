@@ -21,7 +21,7 @@
 //!   stream ends with its turn open (`complete: false`).
 
 use super::codex::{shell_summary, token_count};
-use super::{Adapter, Claim, Mapped, NO_ID, Outcome, Verdict, content_text, diagnostic, failure_kind, one_line, plan_items};
+use super::{Accepts, Adapter, Claim, Mapped, NO_ID, Outcome, Verdict, content_text, diagnostic, failure_kind, one_line, plan_items};
 use crate::dialect::usage;
 use crate::event::{Envelope, Event, Level, Text, ToolKind, UnknownReason};
 use crate::read::frame::Val;
@@ -48,6 +48,9 @@ impl Adapter for Legacy {
     type Piece = std::convert::Infallible;
     type State = ();
 
+    // `{"id","msg"}` whatever the rest; the leading lines have no `type`.
+    const ACCEPTS: Accepts = Accepts::types(&[], Claim::Envelope).untyped().with_keys(&["msg"]);
+
     fn claim(f: Val<'_>, ty: Option<&str>) -> Claim {
         // {"id", "msg": {"type"}}.
         if let Some(msg) = f.get("msg")
@@ -59,17 +62,17 @@ impl Adapter for Legacy {
         if ty.is_some() || f.get("type").is_some() {
             return Claim::No;
         }
-        // The leading prompt and config lines.
-        let Some(entries) = f.entries() else { return Claim::No };
-        if let [("prompt", p)] = entries.as_slice()
-            && p.is_str()
+        // The leading prompt and config lines (a key given twice counts once, with its last
+        // value; nothing is allocated, this runs on every line without a `type`).
+        if f.keys().next().is_some()
+            && f.keys().all(|k| k == "prompt")
+            && f.get("prompt").is_some_and(|p| p.is_str())
         {
             return Claim::Marked;
         }
         let has = |k: &str| f.get(k).is_some();
-        let config = !entries.is_empty()
-            && (has("model") || has("provider") || has("sandbox"))
-            && entries.iter().all(|(k, v)| CONFIG.contains(k) && v.is_str());
+        let config = (has("model") || has("provider") || has("sandbox"))
+            && f.keys().all(|k| CONFIG.contains(&k) && f.get(k).is_some_and(|v| v.is_str()));
         if config { Claim::Marked } else { Claim::No }
     }
 

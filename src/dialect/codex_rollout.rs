@@ -42,7 +42,7 @@
 
 use super::codex::{error_diagnostic, shell_summary, token_count};
 use super::codex::CodexPiece;
-use super::{Adapter, Claim, Cx, Mapped, NO_ID, Outcome, Own, Piece, Verdict, diagnostic, failure_kind, one_line, summary, unlisted_kind};
+use super::{Accepts, Adapter, Claim, Cx, Mapped, NO_ID, Outcome, Own, Piece, Verdict, diagnostic, failure_kind, one_line, summary, unlisted_kind};
 use crate::event::{
     Envelope, Event, FailureKind, Json, Level, SubagentOperation, SubagentStatus, Text, ToolKind, UnknownReason,
 };
@@ -55,6 +55,20 @@ impl Adapter for Rollout {
     type Piece = RolloutPiece;
     type State = State;
     const SAVED_LOG: bool = true;
+
+    const ACCEPTS: Accepts = Accepts::types(
+        &[&[
+            "session_meta",
+            "turn_context",
+            "response_item",
+            "event_msg",
+            "compacted",
+            "token_usage_record",
+            "world_state",
+            "inter_agent_communication_metadata",
+        ]],
+        Claim::Envelope,
+    );
 
     fn claim(f: Val<'_>, ty: Option<&str>) -> Claim {
         // {"timestamp","type","payload"}.

@@ -28,7 +28,7 @@
 //!   clock on both).
 //! - Events of a `task` sub-agent carry `data.parentToolCallId` (`parent_tool_id`).
 
-use super::{Adapter, Claim, Cx, Mapped, NO_ID, Outcome, Own, Piece, Verdict, diagnostic, failure_kind, one_line, plan_items, plan_status};
+use super::{Accepts, Adapter, Claim, Cx, Mapped, NO_ID, Outcome, Own, Piece, Verdict, diagnostic, failure_kind, one_line, plan_items, plan_status};
 use crate::event::{
     Envelope, Event, FailureKind, Level, PlanItem, SubagentOperation, SubagentStatus, Text, ToolKind,
     UnknownReason, Usage,
@@ -56,6 +56,11 @@ const PREFIXES: [&str; 10] = [
 impl Adapter for Copilot {
     type Piece = CopilotPiece;
     type State = Session;
+
+    // A session event of a type not listed is known by its envelope (`id`, `parentId`, `data`).
+    const ACCEPTS: Accepts = Accepts::types(&[&["result", "abort", "pending_messages.modified"]], Claim::Marked)
+        .prefixes(&PREFIXES)
+        .with_keys(&["parentId"]);
 
     fn claim(f: Val<'_>, ty: Option<&str>) -> Claim {
         let Some(ty) = ty else { return Claim::No };

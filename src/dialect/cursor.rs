@@ -26,7 +26,7 @@
 //! - `timestamp_ms` (epoch milliseconds) is the frame's `at`; `result.usage` is camelCase and is
 //!   the turn's aggregate (there is no per-request usage, so no `usage` events).
 
-use super::{Adapter, Claim, Mapped, NO_ID, Outcome, Piece, Verdict, failure_kind, one_line, plan_status, summary, unlisted_kind};
+use super::{Accepts, Adapter, Claim, Mapped, NO_ID, Outcome, Piece, Verdict, failure_kind, one_line, plan_status, summary, unlisted_kind};
 use crate::dialect::usage;
 use crate::event::{Envelope, Event, FailureKind, PlanItem, Text, ToolKind, UnknownReason, Usage};
 use crate::read::frame::Val;
@@ -37,6 +37,11 @@ pub(crate) struct Cursor;
 impl Adapter for Cursor {
     type Piece = std::convert::Infallible;
     type State = ();
+
+    const ACCEPTS: Accepts = Accepts::types(
+        &[&["tool_call", "thinking", "interaction_query", "system", "assistant", "user", "result"]],
+        Claim::Marked,
+    );
 
     fn claim(f: Val<'_>, ty: Option<&str>) -> Claim {
         match ty {

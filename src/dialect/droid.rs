@@ -20,7 +20,7 @@
 //! - A `system`/`init` without `reasoning_effort` cannot be told from a Claude init without
 //!   Claude's marks: it ties, and the stream's dialect (Claude on a fresh stream) keeps it.
 
-use super::{Adapter, Claim, Cx, Mapped, Outcome, Own, Piece, Verdict, content_text, diagnostic, failure_kind, plan_status, summary, unlisted_kind};
+use super::{Accepts, Adapter, Claim, Cx, Mapped, Outcome, Own, Piece, Verdict, content_text, diagnostic, failure_kind, plan_status, summary, unlisted_kind};
 use crate::event::{Envelope, Event, FailureKind, Level, PlanItem, PlanStatus, Text, ToolKind, UnknownReason, Usage};
 use crate::read::frame::Val;
 
@@ -30,6 +30,11 @@ pub(crate) struct Droid;
 impl Adapter for Droid {
     type Piece = DroidPiece;
     type State = Turn;
+
+    const ACCEPTS: Accepts = Accepts::types(
+        &[&["system", "message", "reasoning", "tool_call", "tool_result", "completion", "error"]],
+        Claim::Envelope,
+    );
 
     fn claim(f: Val<'_>, ty: Option<&str>) -> Claim {
         let has = |k: &str| f.get(k).is_some();

@@ -19,7 +19,7 @@
 //! - Timestamps are RFC 3339 strings; the placeholder `<TIMESTAMP>` of upstream snapshots is
 //!   dropped by the fold.
 
-use super::{Adapter, Claim, Cx, Mapped, NO_ID, Outcome, Own, Piece, Verdict, content_text, diagnostic, failure_kind, one_line, summary, unlisted_kind};
+use super::{Accepts, Adapter, Claim, Cx, Mapped, NO_ID, Outcome, Own, Piece, Verdict, content_text, diagnostic, failure_kind, one_line, summary, unlisted_kind};
 use crate::dialect::usage;
 use crate::event::{Envelope, Event, FailureKind, Level, Text, ToolKind, UnknownReason, Usage};
 use crate::read::frame::Val;
@@ -70,6 +70,9 @@ impl Adapter for Gemini {
     fn turn_ended(st: &mut LastError) {
         st.0 = None;
     }
+
+    const ACCEPTS: Accepts =
+        Accepts::types(&[&["error", "init", "message", "tool_use", "tool_result", "result"]], Claim::Marked).untyped();
 
     fn claim(f: Val<'_>, ty: Option<&str>) -> Claim {
         let has = |k: &str| f.get(k).is_some();

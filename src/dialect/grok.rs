@@ -18,7 +18,7 @@
 //!   Codex's (a diagnostic), since structure cannot tell them apart.
 //! - The json document has no `type`: `text`, `stopReason`, `sessionId`, `thought`, `usage`, …
 
-use super::{Adapter, Claim, Mapped, Outcome, Verdict, content_text, failure_kind, one_line, summary, unlisted_kind};
+use super::{Accepts, Adapter, Claim, Mapped, Outcome, Verdict, content_text, failure_kind, one_line, summary, unlisted_kind};
 use crate::event::{Envelope, Event, FailureKind, Text, ToolKind, UnknownReason, Usage};
 use crate::read::frame::Val;
 
@@ -28,6 +28,28 @@ pub(crate) struct Grok;
 impl Adapter for Grok {
     type Piece = std::convert::Infallible;
     type State = ();
+
+    const ACCEPTS: Accepts = Accepts::types(
+        &[&[
+            "text",
+            "reasoning",
+            "thinking",
+            "thought",
+            "tool_call",
+            "tool_call_update",
+            "end",
+            "usage",
+            "start",
+            "metadata",
+            "system.version",
+            "available_commands",
+            "max_turns_reached",
+            "error",
+        ]],
+        Claim::Overrides,
+    )
+    .untyped()
+    .prefixes(&["auto_compact_"]);
 
     fn claim(f: Val<'_>, ty: Option<&str>) -> Claim {
         let has = |k: &str| f.get(k).is_some();

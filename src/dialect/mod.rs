@@ -61,6 +61,51 @@ pub(crate) enum Claim {
     Envelope,
 }
 
+/// The frames an adapter's [`Adapter::claim`] can ever claim, told apart by their root: the
+/// detection asks an adapter only about the frames its declaration covers (the registry builds
+/// one table of every adapter's, `registry::fit`), so that a frame costs the claims that could
+/// take it, not every dialect's.
+///
+/// A declaration may cover more than its claim takes, never less: a test runs every claim over
+/// the fixtures' frames, each also with every declared `type`, and fails on a claim its
+/// declaration does not cover.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Accepts {
+    /// The `type` values it may claim (lists of them).
+    pub(crate) types: &'static [&'static [&'static str]],
+    /// Beginnings of the `type` values it may claim.
+    pub(crate) type_prefixes: &'static [&'static str],
+    /// It may claim a frame whose `type` is absent or not a string.
+    pub(crate) untyped: bool,
+    /// Root keys with any of which it may claim a frame whatever its `type` (or none).
+    pub(crate) with_keys: &'static [&'static str],
+    /// The strongest claim it makes: where another dialect claimed a frame more strongly, this
+    /// one is not asked.
+    pub(crate) strongest: Claim,
+}
+
+impl Accepts {
+    /// Frames whose `type` is one of `types`, claimed at most `strongest`.
+    pub(crate) const fn types(types: &'static [&'static [&'static str]], strongest: Claim) -> Accepts {
+        Accepts { types, type_prefixes: &[], untyped: false, with_keys: &[], strongest }
+    }
+
+    /// Also frames without a string `type`.
+    pub(crate) const fn untyped(self) -> Accepts {
+        Accepts { untyped: true, ..self }
+    }
+
+    /// Also frames whose `type` begins with one of `prefixes`.
+    pub(crate) const fn prefixes(self, prefixes: &'static [&'static str]) -> Accepts {
+        Accepts { type_prefixes: prefixes, ..self }
+    }
+
+    /// Also any frame with one of the root `keys`.
+    pub(crate) const fn with_keys(self, keys: &'static [&'static str]) -> Accepts {
+        Accepts { with_keys: keys, ..self }
+    }
+}
+
 /// One CLI's whole reading: detection, mapping, its own fold state and counters.
 ///
 /// Implemented by a unit type per module in `src/dialect/` and listed in the registry.
@@ -73,8 +118,12 @@ pub(crate) trait Adapter {
     /// `run_ended.complete` (SPEC §3).
     const SAVED_LOG: bool = false;
 
-    /// How strongly `frame` (whose `type` is `ty`, when a string) is this dialect's.
+    /// How strongly `frame` (whose `type` is `ty`, when a string) is this dialect's. Asked only
+    /// about the frames [`Adapter::ACCEPTS`] covers.
     fn claim(frame: Val<'_>, ty: Option<&str>) -> Claim;
+
+    /// The frames [`Adapter::claim`] can claim (see [`Accepts`]).
+    const ACCEPTS: Accepts;
 
     /// A dialect earlier in the registry whose claims this one shares (a CLI writing another's
     /// frames, as Qwen Code writes Claude's): where [`Adapter::own_claim`] has no opinion, the

@@ -18,7 +18,7 @@
 //!   ([`StepPiece::StepFinish`]). `done` completes a turn that has no `turn_completed` yet.
 //! - `tokens.output` leaves reasoning out; SPEC §4 adds it back (`counters`).
 
-use super::{Adapter, Claim, Cx, Mapped, NO_ID, Outcome, Own, Piece, Verdict, content_text, failure_kind, one_line, summary, unlisted_kind};
+use super::{Accepts, Adapter, Claim, Cx, Mapped, NO_ID, Outcome, Own, Piece, Verdict, content_text, failure_kind, one_line, summary, unlisted_kind};
 use crate::dialect::usage;
 use crate::event::{Envelope, Event, FailureKind, Level, ToolKind, UnknownReason, Usage};
 use crate::read::frame::Val;
@@ -29,6 +29,11 @@ pub(crate) struct Opencode;
 impl Adapter for Opencode {
     type Piece = StepPiece;
     type State = Steps;
+
+    const ACCEPTS: Accepts = Accepts::types(
+        &[&["step_start", "step_finish", "text", "reasoning", "done", "tool_use", "error"]],
+        Claim::Marked,
+    );
 
     fn claim(f: Val<'_>, ty: Option<&str>) -> Claim {
         let ours = f.get("sessionID").is_some() || f.get("part").is_some();

@@ -26,7 +26,7 @@
 //! - Tool calls carry no timing; a failed `bash` ends its text with `Command exited with code N`,
 //!   which gives `exit_code`.
 
-use super::{Adapter, Claim, Cx, Mapped, Outcome, Own, Piece, Verdict, content_text, diagnostic, failure_kind, summary, unlisted_kind};
+use super::{Accepts, Adapter, Claim, Cx, Mapped, Outcome, Own, Piece, Verdict, content_text, diagnostic, failure_kind, summary, unlisted_kind};
 use crate::dialect::usage;
 use crate::event::{Envelope, Event, FailureKind, Level, Text, ToolKind, UnknownReason, Usage};
 use crate::read::frame::Val;
@@ -83,6 +83,8 @@ const LIVENESS: &[&str] = &[
 impl Adapter for Pi {
     type Piece = PiPiece;
     type State = Run;
+
+    const ACCEPTS: Accepts = Accepts::types(&[&["session", "message_start", "message_end"], PI_ONLY], Claim::Marked);
 
     fn claim(f: Val<'_>, ty: Option<&str>) -> Claim {
         let Some(ty) = ty else { return Claim::No };

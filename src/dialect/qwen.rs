@@ -24,7 +24,7 @@
 //! `claude`, tool names and all).
 
 use super::claude::{Claude, ClaudePiece};
-use super::{Adapter, Claim, Cx, Mapped, Own, Piece, Recent, diagnostic, unlisted_kind};
+use super::{Accepts, Adapter, Claim, Cx, Mapped, Own, Piece, Recent, diagnostic, unlisted_kind};
 use crate::dialect::usage;
 use crate::event::{Envelope, Event, Level, ToolKind, UnknownReason, Usage};
 use crate::read::frame::Val;
@@ -41,6 +41,9 @@ impl Adapter for Qwen {
     }
 
     const CLAIMS_LIKE: Option<crate::event::Dialect> = Some(crate::event::Dialect::Claude);
+
+    // Claude's frames, and its own init (a `system`, which Claude's cover) is an envelope.
+    const ACCEPTS: Accepts = Accepts { strongest: Claim::Envelope, ..Claude::ACCEPTS };
 
     fn own_claim(f: Val<'_>, ty: Option<&str>) -> Option<Claim> {
         if ty == Some("system") && f.str_at("subtype") == Some("init") {

@@ -12,10 +12,11 @@ use base64::Engine as _;
 
 use super::survey::{ReadAs, Survey, SurveyKey};
 use super::{Decoded, Options, SPARE_MAPPED, Summary};
-use crate::dialect::detect::Detector;
+use crate::dialect::detect::{Detector, Possible};
 use crate::dialect::{self, Cx, Mapped, Piece, Recent, States};
 use crate::event::sink::Sink;
 use crate::event::{CONTRACT_VERSION, Dialect, Envelope, Event, Text, ToolKind, UnknownReason};
+use crate::read::frame::Parser;
 
 /// The ordered fold: the stream's state, applied to decoded lines in input order.
 pub struct Fold {
@@ -24,6 +25,8 @@ pub struct Fold {
     states: States,
     /// A reused buffer for the events of the line being applied.
     out_buf: Vec<Event>,
+    /// Parses a line again when its decode lacks the mapping of the dialect picked for it.
+    reparser: Option<Box<Parser>>,
 }
 
 /// What the fold keeps for every dialect.
@@ -248,6 +251,7 @@ impl Fold {
             },
             states: States::default(),
             out_buf: Vec::new(),
+            reparser: None,
         }
     }
 
@@ -269,6 +273,23 @@ impl Fold {
     /// Sets the `observed_at` time for the lines that follow (one reading per input read).
     pub fn set_observed_at(&mut self, now: String) {
         self.core.observed_at = Some(now);
+    }
+
+    /// What is known of the stream's detector before the next line: exactly its state (a line
+    /// decoded [`for`](super::decode_for) it is mapped only as the dialect the fold will pick).
+    pub(crate) fn possible(&self) -> Possible {
+        Possible::of(&self.core.detector)
+    }
+
+    /// The stream's dialect so far (detected or forced).
+    pub(crate) fn dialect(&self) -> Option<Dialect> {
+        self.core.detector.current()
+    }
+
+    /// Decodes the line to be applied next ([`Fold::apply`]): like [`decode`](super::decode),
+    /// but mapped only as the dialect this fold will pick for it (one thread's way).
+    pub fn decode_next(&self, parser: &mut Parser, line: &[u8]) -> Decoded {
+        super::decode_for(parser, line, self.core.opts.dialect, &mut self.possible())
     }
 
     /// Writes `run_started`.
@@ -337,6 +358,9 @@ impl Fold {
                 let mut mapped = mapped;
                 let m = mapped.iter().position(|(md, _)| *md == d).map(|i| mapped.swap_remove(i).1);
                 dialect::give_spare(&SPARE_MAPPED, mapped);
+                // Decoded ahead for other dialects (a chunk whose guess was wrong): the same bytes
+                // mapped again as the one picked.
+                let m = m.or_else(|| super::remap(self.reparser.get_or_insert_default(), line, d));
                 let Some(m) = m else {
                     return core.unknown_line(
                         UnknownReason::UnrecognizedFrame,

@@ -1,8 +1,11 @@
 //! Lines in, events out: the line splitter, the stateless decode step and the ordered fold.
 //!
 //! The pipeline has two halves on purpose:
-//! - [`decode`] turns one line into a [`Decoded`] (parsed, detected, mapped by every adapter the
-//!   frame fits). It holds no stream state, so it can run on any thread and in any chunk.
+//! - [`decode`] turns one line into a [`Decoded`] (parsed, detected, mapped by the adapters of
+//!   the dialects the frame fits). It holds no stream state, so it can run on any thread and in
+//!   any chunk; what it is told of the stream's detector ([`Possible`]: exactly its state on one
+//!   thread, what a chunk's own frames say on a worker) only spares it mappings the fold would
+//!   throw away.
 //! - [`Fold`] applies the stream's state in input order: dialect stickiness, session id, text
 //!   already streamed, usage already counted, tools already started, last rate-limit readings,
 //!   counters. It fills the envelope and hands events to a [`Sink`].
@@ -20,7 +23,7 @@ pub mod survey;
 pub use fold::Fold;
 pub(crate) use fold::sample;
 
-use crate::dialect::detect::{Fit, fit};
+use crate::dialect::detect::{Fit, Possible, fit};
 use crate::dialect::{self, Mapped};
 use crate::event::sink::Sink;
 use crate::event::{Dialect, Event, UnknownReason};
@@ -169,15 +172,30 @@ pub enum Decoded {
         /// The diagnostic a recognised non-JSON line stands for.
         diagnostic: Option<Box<Event>>,
     },
-    /// A JSON object, with the mapping of every implemented dialect it fits.
+    /// A JSON object, with the mapping of every dialect it fits that the stream may read it as.
     Frame {
         /// The dialects it fits.
         fit: Fit,
-        /// The frame's `type` when it is a string.
+        /// The frame's `type` when it is a string and no dialect fits the frame (the `frame` of
+        /// its `unknown`); `None` when a dialect fits.
         frame_type: Option<String>,
-        /// One mapping per fitting dialect that has an adapter.
+        /// One mapping per fitting dialect the stream's detector may pick ([`decode`]: every
+        /// one); the fold maps the line again for a dialect missing here.
         mapped: Vec<(Dialect, Mapped)>,
     },
+}
+
+/// The mapping of `frame` by the adapter of `d`.
+fn map_as(d: Dialect, frame: crate::read::frame::Val<'_>) -> (Dialect, Mapped) {
+    let mut m = Mapped::new();
+    dialect::registry::map(d, frame, &mut m);
+    (d, m)
+}
+
+/// `line` (as it was decoded) mapped again by the adapter of `d`, for a [`Decoded`] made
+/// without it; `None` when it is not a frame (it was one when decoded: never).
+pub(crate) fn remap(parser: &mut Parser, line: &[u8], d: Dialect) -> Option<Mapped> {
+    parser.with_frame(line, |r| r.ok().map(|frame| map_as(d, frame).1))
 }
 
 thread_local! {
@@ -186,8 +204,21 @@ thread_local! {
 }
 
 /// Decodes one line (no line ending). Stateless: `forced` is the `--dialect` option, not the
-/// stream's detected dialect.
+/// stream's detected dialect, and the frame is mapped by every adapter it fits.
+#[cfg_attr(not(feature = "internals"), allow(dead_code))]
 pub fn decode(parser: &mut Parser, line: &[u8], forced: Option<Dialect>) -> Decoded {
+    let mut any = Possible::ANY;
+    decode_for(parser, line, forced, &mut any)
+}
+
+/// [`decode`], mapping the frame only for the dialects the stream's detector may pick from the
+/// states `possible` holds (which it then advances past the line, [`Possible::decide`]).
+pub(crate) fn decode_for(
+    parser: &mut Parser,
+    line: &[u8],
+    forced: Option<Dialect>,
+    possible: &mut Possible,
+) -> Decoded {
     if line.iter().all(|b| b.is_ascii_whitespace()) {
         return Decoded::Blank;
     }
@@ -198,12 +229,9 @@ pub fn decode(parser: &mut Parser, line: &[u8], forced: Option<Dialect>) -> Deco
                 None => fit(frame),
             };
             let mut mapped = dialect::take_spare(&SPARE_MAPPED);
-            mapped.extend(fit.iter().map(|d| {
-                let mut m = Mapped::new();
-                dialect::registry::map(d, frame, &mut m);
-                (d, m)
-            }));
-            Decoded::Frame { fit, frame_type: frame.string_at("type"), mapped }
+            mapped.extend(possible.decide(fit).iter().map(|d| map_as(d, frame)));
+            let frame_type = if fit.is_empty() { frame.string_at("type") } else { None };
+            Decoded::Frame { fit, frame_type, mapped }
         }
         Err(NotFrame::NotObject) => Decoded::NotFrame { reason: UnknownReason::NotObject, diagnostic: None },
         Err(NotFrame::Bad(reason)) => {
@@ -457,15 +485,20 @@ impl Normalizer {
         }
         let decoded = match self.take_pre(line) {
             Some(d) => d,
-            None => decode(&mut self.parser, line, self.forced),
+            None => self.decode(line),
         };
         self.fold.apply(decoded, self.line_no, line, sink);
+    }
+
+    /// Decodes a line to be applied next: mapped only as the dialect the fold will pick for it.
+    fn decode(&mut self, line: &[u8]) -> Decoded {
+        self.fold.decode_next(&mut self.parser, line)
     }
 
     /// A document's closing `}` arrived: one frame if it parses, else line by line.
     fn end_document(&mut self, sink: &mut dyn Sink) {
         let Some(doc) = self.doc.take() else { return };
-        let decoded = decode(&mut self.parser, &doc.bytes, self.forced);
+        let decoded = self.decode(&doc.bytes);
         if matches!(decoded, Decoded::Frame { .. }) {
             self.fold.apply_lines(decoded, doc.first, self.line_no, &doc.bytes, sink);
         } else {
@@ -481,7 +514,7 @@ impl Normalizer {
         for (i, &end) in doc.ends.iter().enumerate() {
             let line = &doc.bytes[start..end];
             start = end + 1;
-            let decoded = decode(&mut self.parser, line, self.forced);
+            let decoded = self.decode(line);
             self.fold.apply(decoded, doc.first + i as u64, line, sink);
         }
     }
@@ -590,6 +623,59 @@ impl<R: std::io::Read> Iterator for Events<R> {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use crate::dialect::detect::Detector;
+
+    struct Collect(Vec<Event>);
+    impl Sink for Collect {
+        fn event(&mut self, ev: &Event) {
+            self.0.push(ev.clone());
+        }
+    }
+
+    /// Folds the lines of `text`, each decoded by `decode` (given the fold's own guess).
+    fn fold_with(text: &str, mut decode: impl FnMut(&mut Parser, &[u8], Possible) -> Decoded) -> Vec<Event> {
+        let mut fold = Fold::new(Options::default().observed_at(false));
+        let mut parser = Parser::default();
+        let mut sink = Collect(Vec::new());
+        fold.start(&mut sink);
+        for (i, line) in text.lines().enumerate() {
+            let decoded = decode(&mut parser, line.as_bytes(), fold.possible());
+            fold.apply(decoded, i as u64 + 1, line.as_bytes(), &mut sink);
+        }
+        fold.finish(true, &mut sink);
+        sink.0
+    }
+
+    /// A line decoded for other dialects than the one the fold picks (a chunk's wrong guess) is
+    /// mapped again: the events are those of a line decoded for it, and those of the stateless
+    /// decode that maps every dialect a frame fits.
+    #[test]
+    fn a_line_decoded_for_another_dialect_is_mapped_again() {
+        let qwen = include_str!("../../fixtures/qwen/whole_messages.jsonl");
+        let exact = fold_with(qwen, |p, line, mut possible| decode_for(p, line, None, &mut possible));
+        // Decoded for a fold that saw none of the stream (so as Claude's): mapped again.
+        let stale = Fold::new(Options::default());
+        assert_eq!(fold_with(qwen, |p, line, _| stale.decode_next(p, line)), exact);
+        assert!(exact.iter().any(|e| e.env().dialect == Some(Dialect::Qwen)));
+        let every = fold_with(qwen, |p, line, _| decode(p, line, None));
+        assert_eq!(every, exact);
+        let mut remapped = 0;
+        let wrong = fold_with(qwen, |p, line, _| {
+            // As if the stream were Claude's: its Claude-shaped frames are mapped as Claude's only.
+            let decoded = decode_for(p, line, None, &mut Possible::of(&Detector::new(Some(Dialect::Claude))));
+            if let Decoded::Frame { fit, mapped, .. } = &decoded
+                && fit.contains(Dialect::Qwen)
+                && !mapped.iter().any(|(d, _)| *d == Dialect::Qwen)
+            {
+                remapped += 1;
+            }
+            decoded
+        });
+        assert!(remapped > 0, "the guess was never wrong: nothing was mapped again");
+        assert_eq!(wrong, exact);
+    }
+
     #[test]
     fn decoded_lines_and_the_fold_can_move_to_other_threads() {
         fn send<T: Send>() {}

@@ -1,7 +1,8 @@
 //! All cores on one stream: its bytes cut into chunks at newlines, each chunk decoded and then
 //! folded by one worker thread, the folds taken in input order.
 //!
-//! It exists because [`decode`] (parsing a line and mapping it with every adapter it fits) is
+//! It exists because [`decode`](crate::normalize::decode) (parsing a line and mapping it with the
+//! adapters of the dialects it fits) is
 //! about two thirds of the work of normalizing and holds no stream state, while the
 //! [`Fold`](crate::Fold) that needs the stream's state, and the serializing inside it, are the
 //! last third. So every worker takes the next chunk, decodes its lines on its own, then waits for
@@ -21,12 +22,13 @@
 //! (so what decoding allocates is freed by the thread that allocated it), chunks are large, and
 //! the only waits are for the fold's turn.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
+use crate::dialect::detect::Possible;
 use crate::event::Dialect;
 use crate::event::sink::Sink;
-use crate::normalize::{Decoded, Normalizer, decode};
+use crate::normalize::{Decoded, Normalizer, decode_for};
 use crate::read::frame::Parser;
 use crate::read::lines;
 
@@ -53,7 +55,9 @@ pub struct Predecoded {
 ///
 /// `at_start`: the chunk is the start of the stream (its first line may start with a BOM);
 /// `mid_line`: the chunk continues a line of the previous chunk (whose end is not decoded here);
-/// `forced` and `max_line_bytes` are the stream's [`Options`](crate::Options).
+/// `forced` and `max_line_bytes` are the stream's [`Options`](crate::Options); `possible`: what
+/// is known or guessed of the stream's detector where the chunk starts (lines are mapped only as
+/// the dialects it may pick, [`decode_for`]).
 pub fn predecode(
     parser: &mut Parser,
     chunk: &[u8],
@@ -61,6 +65,7 @@ pub fn predecode(
     mid_line: bool,
     forced: Option<Dialect>,
     max_line_bytes: usize,
+    mut possible: Possible,
 ) -> Predecoded {
     let max_line = max_line_bytes.max(1);
     let mut rest = chunk;
@@ -72,13 +77,22 @@ pub fn predecode(
     }
     let mut lines = Vec::new();
     let mut first = at_start && !mid_line;
+    // From the chunk's start, `possible` follows the frames as the fold's detector will: after a
+    // frame that decides (SPEC §2) it is exact. A document's closing line may be where the fold
+    // decides on the whole document instead of its lines: from there on nothing is known. (A
+    // wrong guess costs only time: the fold maps a line again when its dialect's mapping is
+    // missing.)
     // The tail after the last `\n` is a line the next chunk or the end of input completes.
     for (piece, _) in lines::pieces(rest).filter(|&(_, ended)| ended) {
         if piece.len() > lines::limit(piece, max_line) {
             lines.push(None);
         } else {
             let line = lines::content(piece, first, true);
-            lines.push(Some(PreLine { len: line.len(), decoded: decode(parser, line, forced) }));
+            let decoded = decode_for(parser, line, forced, &mut possible);
+            if line == b"}" {
+                possible = Possible::ANY;
+            }
+            lines.push(Some(PreLine { len: line.len(), decoded }));
         }
         first = false;
     }
@@ -135,6 +149,11 @@ pub fn fold_parallel<S: Sink + Send>(
     deliver: &mut (dyn FnMut(&mut S, usize) -> bool + Send),
 ) -> Result<bool, Panicked> {
     let (forced, max_line) = norm.decode_options();
+    // The stream's dialect as of the last chunk folded (exact for the first chunk): where a
+    // worker's chunk starts, the stream is all but always still in it, and a chunk decoded for
+    // it maps a frame once, where one decoded knowing nothing maps a Claude frame as Claude's
+    // and as Qwen's (`Possible::decide`).
+    let folded = AtomicU8::new(dialect_code(norm.fold.dialect()));
     let turn = Mutex::new(Turn { next: 0, stop: false, norm, sink, deliver });
     let claim = Mutex::new(Claim { index: 0, pos: 0, cut });
     let ready = Condvar::new();
@@ -156,7 +175,8 @@ pub fn fold_parallel<S: Sink + Send>(
             };
             let bytes = &data[range.clone()];
             let mid_line = range.start > 0 && data[range.start - 1] != b'\n';
-            let pre = predecode(&mut parser, bytes, range.start == 0, mid_line, forced, max_line);
+            let guess = Possible::state(dialect_of(folded.load(Ordering::Relaxed)));
+            let pre = predecode(&mut parser, bytes, range.start == 0, mid_line, forced, max_line, guess);
             let mut t = lock(&turn);
             while t.next != i && !t.stop {
                 t = ready.wait(t).unwrap_or_else(PoisonError::into_inner);
@@ -166,6 +186,7 @@ pub fn fold_parallel<S: Sink + Send>(
             }
             let t = &mut *t;
             t.norm.feed_predecoded(bytes, pre, &mut *t.sink);
+            folded.store(dialect_code(t.norm.fold.dialect()), Ordering::Relaxed);
             t.stop = !(t.deliver)(&mut *t.sink, range.end);
             t.next += 1;
             ready.notify_all();
@@ -187,6 +208,16 @@ pub fn fold_parallel<S: Sink + Send>(
     }
     let t = turn.into_inner().unwrap_or_else(PoisonError::into_inner);
     Ok(!t.stop)
+}
+
+/// A stream's dialect so far as one byte: 0 for none yet, else one more than its index.
+fn dialect_code(d: Option<Dialect>) -> u8 {
+    d.map_or(0, |d| d.index() as u8 + 1)
+}
+
+/// The dialect of [`dialect_code`].
+fn dialect_of(code: u8) -> Option<Dialect> {
+    code.checked_sub(1).and_then(|i| Dialect::ALL.get(usize::from(i)).copied())
 }
 
 /// Locks a mutex, also one a panicking worker left poisoned (its state is then only read to stop).
@@ -214,12 +245,12 @@ mod tests {
         let mut p = Parser::default();
         // At the stream's start only the first line loses its BOM; every `\r` before `\n` goes;
         // a line over the limit is not decoded; the tail without `\n` is the next chunk's.
-        let pre = predecode(&mut p, chunk, true, false, None, 12);
+        let pre = predecode(&mut p, chunk, true, false, None, 12, Possible::ANY);
         assert_eq!(lens(&pre), [Some(7), Some(0), Some(6), None]);
-        let pre = predecode(&mut p, chunk, false, false, None, 12);
+        let pre = predecode(&mut p, chunk, false, false, None, 12, Possible::ANY);
         assert_eq!(lens(&pre), [Some(10), Some(0), Some(6), None]);
         // Continuing a line: its end is not decoded here.
-        let pre = predecode(&mut p, chunk, false, true, None, 100);
+        let pre = predecode(&mut p, chunk, false, true, None, 100, Possible::ANY);
         assert_eq!(lens(&pre), [Some(0), Some(6), Some(16)]);
         assert!(matches!(pre.lines[0], Some(PreLine { decoded: Decoded::Blank, .. })));
     }
@@ -241,14 +272,7 @@ mod tests {
         let mut n = Normalizer::new(opts());
         let mut sink = NdjsonSink::default();
         for (c, pre) in chunks {
-            let pre = Predecoded {
-                mid_line: pre.mid_line,
-                lines: pre
-                    .lines
-                    .iter()
-                    .map(|l| l.as_ref().map(|l| PreLine { len: l.len, decoded: l.decoded.clone() }))
-                    .collect(),
-            };
+            let pre = Predecoded { mid_line: pre.mid_line, lines: fed_copy(&pre.lines) };
             n.feed_predecoded(c, pre, &mut sink);
         }
         n.finish(&mut sink);
@@ -277,6 +301,44 @@ mod tests {
         two.extend_from_slice(line);
         let out = fed(&[(a, blank(false, 0)), (&two, blank(true, 1))]);
         assert_eq!(out.matches("turn_started").count(), 1, "{out}");
+    }
+
+    /// A chunk decoded for the dialect the stream was in (the guess), for another one (a wrong
+    /// guess: its lines are mapped again in the fold) or for any: the same bytes out.
+    #[test]
+    fn a_chunk_decoded_for_any_guess_gives_the_same_output() {
+        let qwen = include_bytes!("../../fixtures/qwen/whole_messages.jsonl");
+        let cut = memchr::memchr(b'\n', qwen).unwrap() + 1;
+        let (init, rest) = qwen.split_at(cut);
+        let mut p = Parser::default();
+        let first = predecode(&mut p, init, true, false, None, 1 << 20, Possible::state(None));
+        let mut one = Normalizer::new(opts());
+        let mut sink = NdjsonSink::default();
+        one.feed(qwen, &mut sink);
+        one.finish(&mut sink);
+        let want = String::from_utf8(sink.buf).unwrap();
+        assert!(want.contains(r#""dialect":"qwen""#), "{want}");
+        for guess in [Some(Dialect::Qwen), Some(Dialect::Claude), None] {
+            let possible = guess.map_or(Possible::ANY, |d| Possible::state(Some(d)));
+            let pre = predecode(&mut p, rest, false, false, None, 1 << 20, possible);
+            let qwen_mapped = pre
+                .lines
+                .iter()
+                .flatten()
+                .filter(|l| matches!(&l.decoded, Decoded::Frame { mapped, .. } if mapped.iter().any(|(d, _)| *d == Dialect::Qwen)))
+                .count();
+            assert_eq!(
+                qwen_mapped == 0,
+                guess == Some(Dialect::Claude),
+                "{guess:?}: {qwen_mapped} lines mapped as Qwen's"
+            );
+            let first = Predecoded { mid_line: first.mid_line, lines: fed_copy(&first.lines) };
+            assert_eq!(fed(&[(init, first), (rest, pre)]), want, "{guess:?}");
+        }
+    }
+
+    fn fed_copy(lines: &[Option<PreLine>]) -> Vec<Option<PreLine>> {
+        lines.iter().map(|l| l.as_ref().map(|l| PreLine { len: l.len, decoded: l.decoded.clone() })).collect()
     }
 
     #[test]

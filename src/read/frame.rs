@@ -64,6 +64,18 @@ fn key_sig(key: &[u8]) -> u32 {
     (key.len().min(0xffff) as u32) << 16 | u32::from(first) << 8 | u32::from(last)
 }
 
+/// Root keys looked for together ([`Val::root_has`]), with their signatures computed once.
+#[derive(Debug, Clone, Default)]
+pub struct KeyNames(Vec<(u32, &'static str)>);
+
+impl KeyNames {
+    /// The names to look for (at most 64; their bits in [`Val::root_has`] are in this order).
+    pub fn new(names: &[&'static str]) -> KeyNames {
+        assert!(names.len() <= 64, "KeyNames holds at most 64 names");
+        KeyNames(names.iter().map(|n| (key_sig(n.as_bytes()), *n)).collect())
+    }
+}
+
 impl Parser {
     /// Parses `line` (no line ending) and calls `f` with its root object, or with the reason it
     /// is not one.
@@ -347,6 +359,24 @@ impl<'t> Val<'t> {
         found.map(|v| self.at(v))
     }
 
+    /// Which of `names` this object has as keys: bit `i` for the `i`th name. On the root, one
+    /// pass over its members, however many names (where `get` is one pass per name).
+    pub fn root_has(&self, names: &KeyNames) -> u64 {
+        let has = |(i, &(_, name)): (usize, &(u32, &str))| if self.get(name).is_some() { 1 << i } else { 0 };
+        if self.i != 0 {
+            return names.0.iter().enumerate().map(has).fold(0, |m, b| m | b);
+        }
+        let mut found = 0;
+        for &(sig, k) in self.doc.root_keys {
+            for (i, &(want, name)) in names.0.iter().enumerate() {
+                if want == sig && self.at(k).key_is(name) {
+                    found |= 1 << i;
+                }
+            }
+        }
+        found
+    }
+
     /// Whether this key node reads `key`.
     fn key_is(&self, key: &str) -> bool {
         if self.node().escaped { self.str() == Some(key) } else { self.inner() == key }
@@ -526,6 +556,14 @@ impl<'t> Val<'t> {
         self.get(key)?.array()
     }
 
+    /// The keys of an object in input order, a duplicate key as often as it appears (nothing for
+    /// any other value); unlike [`Val::entries`], nothing is allocated (but escaped keys, in the
+    /// line's arena).
+    pub fn keys(&self) -> impl Iterator<Item = &'t str> + use<'t> {
+        let this = *self;
+        self.members().map(move |(k, _)| this.at(k).str().unwrap_or_default())
+    }
+
     /// The key/value pairs, when this is an object, in input order; a duplicate key appears
     /// once, at its last position, with its last value.
     pub fn entries(&self) -> Option<Vec<(&'t str, Val<'t>)>> {
@@ -645,6 +683,19 @@ impl<'t> Val<'t> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn root_has_is_get_for_many_keys() {
+        let names = KeyNames::new(&["msg", "parentId", "type", "é", "none"]);
+        let line = br#"{"type":"x","msg":1,"\u00e9":2,"msg":{"parentId":3},"parentIdx":4}"#;
+        Parser::default().with_frame(line, |v| {
+            let v = v.unwrap();
+            assert_eq!(v.root_has(&names), 0b01101, "msg, type and the escaped key, once each");
+            let inner = v.get("msg").unwrap();
+            assert_eq!(inner.root_has(&names), 0b00010, "below the root: by get");
+            assert_eq!(v.get("type").unwrap().root_has(&names), 0, "not an object");
+        });
+    }
 
     /// JSON-ish pieces: valid tokens, escapes of every kind, and the mistakes a scanner must
     /// refuse (lone surrogates, bad escapes, control characters, leading zeros, overflow).
