@@ -10,6 +10,7 @@ pub mod args;
 pub mod exec;
 pub mod export;
 pub mod input;
+pub mod manifest;
 pub mod mmap;
 pub mod otlp;
 pub mod pages;
