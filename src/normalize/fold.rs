@@ -4,7 +4,10 @@
 //! tools already started, the text already written in a turn, the last rate-limit readings, the
 //! turn's state and the counters of `run_ended` — fills each event's envelope and hands it to a
 //! [`Sink`]. What only one dialect needs lives in that dialect's adapter ([`crate::dialect`]),
-//! which the fold calls with its own state and a [`Cx`] onto this one.
+//! which the fold calls with its own state and a [`Cx`] onto this one. A line's events are
+//! written once its pieces are folded, except the blocks of a [`Piece::Blocks`], which are read
+//! again from the line, folded and written one by one (memory stays a small multiple of the line
+//! whatever number of blocks it holds).
 
 use std::collections::HashMap;
 
@@ -16,6 +19,7 @@ use crate::dialect::detect::Detector;
 use crate::dialect::{self, Cx, Mapped, Piece, Recent, States};
 use crate::event::sink::Sink;
 use crate::event::{CONTRACT_VERSION, Dialect, Envelope, Event, Text, ToolKind, UnknownReason};
+use crate::read::frame::Parser;
 
 /// The ordered fold: the stream's state, applied to decoded lines in input order.
 pub struct Fold {
@@ -24,6 +28,9 @@ pub struct Fold {
     states: States,
     /// A reused buffer for the events of the line being applied.
     out_buf: Vec<Event>,
+    /// The parser of the stream's lines (the normalizer decodes with it too), which reads the
+    /// content blocks of a [`Piece::Blocks`] again when the fold reaches them.
+    parser: Parser,
 }
 
 /// What the fold keeps for every dialect.
@@ -215,6 +222,62 @@ fn ends_turn(ev: &Event) -> bool {
     matches!(ev, Event::TurnCompleted { .. } | Event::TurnFailed { .. } | Event::Interrupt { .. })
 }
 
+/// Whether folding `piece` may write an event of an earlier line ([`Cx::defer`]).
+fn may_defer(piece: &Piece) -> bool {
+    match piece {
+        Piece::Own(own) => own.defers(),
+        // A turn's end lets every dialect write what it held for the turn.
+        Piece::Event(ev) => ends_turn(ev) && dialect::registry::ANY_DEFERS,
+        _ => false,
+    }
+}
+
+/// Folds one piece of the line being applied (a [`Piece::Blocks`] is expanded by the caller).
+fn fold_piece(states: &mut States, step: &mut Step<'_>, piece: Piece) {
+    match piece {
+        Piece::Event(ev) if ends_turn(&ev) => {
+            states.turn_ending(step);
+            step.event(ev);
+            states.turn_ended();
+        }
+        Piece::Event(ev) => step.event(ev),
+        Piece::ResetTools => {
+            step.core.tools.clear();
+            step.core.completed.clear();
+            step.new_session = true;
+        }
+        Piece::TurnText { text, fragment, message_id } => step.turn_text(text, fragment, message_id),
+        Piece::Model(model) => step.core.model = Some(model),
+        Piece::Own(own) => states.fold(own, step),
+        // Never inside a block's pieces.
+        Piece::Blocks(_) => {}
+    }
+}
+
+/// What a line has written before its end (its blocks, written as they were folded).
+#[derive(Default)]
+struct Written {
+    events: usize,
+    heartbeats: usize,
+}
+
+impl Written {
+    /// Counts the events of `out`.
+    fn count(&mut self, out: &[Event]) {
+        self.events += out.len();
+        self.heartbeats += out.iter().filter(|e| matches!(e, Event::Heartbeat { .. })).count();
+    }
+
+    /// Writes the line's events folded so far.
+    fn flush(&mut self, step: &mut Step<'_>, d: Dialect, line: &[u8], sink: &mut dyn Sink) {
+        self.count(step.out);
+        for ev in step.out.iter_mut() {
+            step.core.emit_line(ev, Some(d), step.line_no, line, sink);
+        }
+        step.out.clear();
+    }
+}
+
 impl Fold {
     /// A fold for one stream.
     pub fn new(opts: Options) -> Fold {
@@ -248,7 +311,14 @@ impl Fold {
             },
             states: States::default(),
             out_buf: Vec::new(),
+            parser: Parser::default(),
         }
+    }
+
+    /// The parser the fold reads blocks again with: decoding the stream's lines with it too
+    /// keeps one index of a long line in memory, not two.
+    pub(crate) fn parser(&mut self) -> &mut Parser {
+        &mut self.parser
     }
 
     /// Starts recording how each frame type is read ([`Fold::take_survey`]).
@@ -368,35 +438,50 @@ impl Fold {
         core.cur = Current { at, parent_tool_id: m.parent_tool_id, sidechain: m.sidechain };
         let mut out = std::mem::take(&mut self.out_buf);
         let mut pieces = m.pieces;
+        // The line's events are held until its last piece that may write an event of an earlier
+        // line (which comes first); after it, the blocks of a `Piece::Blocks` are written as
+        // they are folded.
+        let held_until = pieces.iter().rposition(may_defer);
+        let mut written = Written::default();
         let mut step = Step { core: &mut self.core, out: &mut out, line_no, new_session: false };
-        for piece in pieces.drain(..) {
+        for (k, piece) in pieces.drain(..).enumerate() {
             match piece {
-                Piece::Event(ev) if ends_turn(&ev) => {
-                    self.states.turn_ending(&mut step);
-                    step.event(ev);
-                    self.states.turn_ended();
+                Piece::Blocks(blocks) => {
+                    let stream = held_until.is_none_or(|h| h < k);
+                    if stream {
+                        step.core.emit_deferred(Some(d), sink);
+                        written.flush(&mut step, d, line, sink);
+                    }
+                    self.parser.with_array(
+                        line.get(blocks.span.start as usize..blocks.span.end as usize).unwrap_or_default(),
+                        |array| {
+                            let mut one = Mapped::new();
+                            for b in array.into_iter().flat_map(|a| a.array().into_iter().flatten()) {
+                                dialect::registry::map_block(b, &blocks, &mut one);
+                                for piece in one.pieces.drain(..) {
+                                    fold_piece(&mut self.states, &mut step, piece);
+                                }
+                                if stream {
+                                    written.flush(&mut step, d, line, sink);
+                                }
+                            }
+                            Mapped::recycle(one.pieces);
+                        },
+                    );
                 }
-                Piece::Event(ev) => step.event(ev),
-                Piece::ResetTools => {
-                    step.core.tools.clear();
-                    step.core.completed.clear();
-                    step.new_session = true;
-                }
-                Piece::TurnText { text, fragment, message_id } => step.turn_text(text, fragment, message_id),
-                Piece::Model(model) => step.core.model = Some(model),
-                Piece::Own(own) => self.states.fold(own, &mut step),
+                piece => fold_piece(&mut self.states, &mut step, piece),
             }
         }
         Mapped::recycle(pieces);
         let core = &mut self.core;
         core.emit_deferred(Some(d), sink);
+        written.count(&out);
         if core.survey.is_some() {
-            let heartbeat_only = out.iter().all(|e| matches!(e, Event::Heartbeat { .. }));
-            let read_as = if heartbeat_only { ReadAs::Heartbeat } else { ReadAs::Mapped };
+            let read_as = if written.heartbeats == written.events { ReadAs::Heartbeat } else { ReadAs::Mapped };
             core.record(Some(d), m.frame.clone(), read_as, line_no);
         }
         // A line whose pieces all resolved to nothing (repeats, held usage) is still named.
-        if out.is_empty() {
+        if written.events == 0 {
             out.push(Event::heartbeat(m.frame));
         }
         // Written in place: an event is a few hundred bytes, each move a copy.
