@@ -187,6 +187,8 @@ fn late_kind(name: &str, kind: ToolKind) -> ToolKind {
 
 /// A piece Claude's mapping of a content block made, as Qwen's: a whole message's text is
 /// resolved against Qwen's state, a tool's kind is read with Qwen's late names.
+// Inlined: a piece is several hundred bytes, and each call would copy it.
+#[inline(always)]
 fn block_piece(piece: Piece) -> Piece {
     match piece {
         Piece::Own(Own::Claude(ClaudePiece::WholeMessage { message_id, event })) => {

@@ -233,6 +233,8 @@ fn may_defer(piece: &Piece) -> bool {
 }
 
 /// Folds one piece of the line being applied (a [`Piece::Blocks`] is expanded by the caller).
+// Inlined: a piece is several hundred bytes, and each call would copy it.
+#[inline(always)]
 fn fold_piece(states: &mut States, step: &mut Step<'_>, piece: Piece) {
     match piece {
         Piece::Event(ev) if ends_turn(&ev) => {
@@ -258,19 +260,22 @@ fn fold_piece(states: &mut States, step: &mut Step<'_>, piece: Piece) {
 #[derive(Default)]
 struct Written {
     events: usize,
+    /// Only when surveying.
     heartbeats: usize,
 }
 
 impl Written {
-    /// Counts the events of `out`.
-    fn count(&mut self, out: &[Event]) {
+    /// Counts the events of `out` (and its heartbeats, when `surveying`).
+    fn count(&mut self, out: &[Event], surveying: bool) {
         self.events += out.len();
-        self.heartbeats += out.iter().filter(|e| matches!(e, Event::Heartbeat { .. })).count();
+        if surveying {
+            self.heartbeats += out.iter().filter(|e| matches!(e, Event::Heartbeat { .. })).count();
+        }
     }
 
     /// Writes the line's events folded so far.
     fn flush(&mut self, step: &mut Step<'_>, d: Dialect, line: &[u8], sink: &mut dyn Sink) {
-        self.count(step.out);
+        self.count(step.out, step.core.survey.is_some());
         for ev in step.out.iter_mut() {
             step.core.emit_line(ev, Some(d), step.line_no, line, sink);
         }
@@ -438,16 +443,16 @@ impl Fold {
         core.cur = Current { at, parent_tool_id: m.parent_tool_id, sidechain: m.sidechain };
         let mut out = std::mem::take(&mut self.out_buf);
         let mut pieces = m.pieces;
-        // The line's events are held until its last piece that may write an event of an earlier
-        // line (which comes first); after it, the blocks of a `Piece::Blocks` are written as
-        // they are folded.
-        let held_until = pieces.iter().rposition(may_defer);
+        // The line's events are written at its end, but for the blocks of a `Piece::Blocks`:
+        // those are written as they are folded, when no later piece of the line may write an
+        // event of an earlier line (which comes before the line's).
         let mut written = Written::default();
         let mut step = Step { core: &mut self.core, out: &mut out, line_no, new_session: false };
-        for (k, piece) in pieces.drain(..).enumerate() {
+        let mut drain = pieces.drain(..);
+        while let Some(piece) = drain.next() {
             match piece {
                 Piece::Blocks(blocks) => {
-                    let stream = held_until.is_none_or(|h| h < k);
+                    let stream = !drain.as_slice().iter().any(may_defer);
                     if stream {
                         step.core.emit_deferred(Some(d), sink);
                         written.flush(&mut step, d, line, sink);
@@ -472,10 +477,11 @@ impl Fold {
                 piece => fold_piece(&mut self.states, &mut step, piece),
             }
         }
+        drop(drain);
         Mapped::recycle(pieces);
         let core = &mut self.core;
         core.emit_deferred(Some(d), sink);
-        written.count(&out);
+        written.count(&out, core.survey.is_some());
         if core.survey.is_some() {
             let read_as = if written.heartbeats == written.events { ReadAs::Heartbeat } else { ReadAs::Mapped };
             core.record(Some(d), m.frame.clone(), read_as, line_no);
