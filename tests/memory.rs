@@ -150,14 +150,21 @@ fn a_user_line_of_very_many_tool_results_costs_a_small_multiple_of_its_line() {
     let _alone = alone();
     let results: Vec<String> =
         (0..N).map(|i| format!(r#"{{"type":"tool_result","tool_use_id":"toolu_{i}","content":"ok {i}"}}"#)).collect();
+    let results = results.join(",");
+    let input = format!(
+        "{}\n",
+        format_args!(r#"{{"type":"user","message":{{"role":"user","content":[{results}]}},"session_id":"s1"}}"#)
+    );
+    assert_bounded("stream-json, tool results", &input, opts());
+    // A transcript's: with a word of the user's after them (the message held before is ended
+    // first).
     let input = format!(
         "{}\n",
         format_args!(
-            r#"{{"type":"user","message":{{"role":"user","content":[{}]}},"session_id":"s1"}}"#,
-            results.join(",")
+            r#"{{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"s1","timestamp":"2026-01-01T00:00:01Z","message":{{"role":"user","content":[{results},{{"type":"text","text":"go on"}}]}}}}"#
         )
     );
-    assert_bounded("stream-json, tool results", &input, opts());
+    assert_bounded("transcript, tool results and text", &input, opts());
 }
 
 fn opts() -> Options {

@@ -367,8 +367,10 @@ fn user(f: Val<'_>, m: &mut Mapped) {
         return;
     };
     tool_durations(f, &mut m.pieces[before..]);
-    // The user only speaks once the assistant's message is over.
-    m.push_piece(TranscriptPiece::EndMessage);
+    // The user only speaks once the assistant's message is over. Ended before the line's tool
+    // results are folded (folding it writes nothing of this line): nothing of the line is then
+    // held back for the earlier line's usage, and very many results are written as they come.
+    m.pieces.insert(before, TranscriptPiece::EndMessage.into());
     let flag = |k: &str| f.bool_at(k) == Some(true);
     let frame = if flag("isCompactSummary") {
         Some("user/compact_summary")
