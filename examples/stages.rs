@@ -26,7 +26,7 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use agentnorm::internals::{Decoded, Fold, Parser};
+use agentnorm::internals::{Decoded, Fold};
 use agentnorm::{Event, NdjsonSink, Normalizer, Options, Sink};
 
 /// The NDJSON writer, drained every MiB as the binary drains it to its output, with the time
@@ -61,7 +61,6 @@ fn round(data: &[u8]) -> ([Duration; 4], u64, u64) {
     let mut out = Timed { out: NdjsonSink::default(), bytes: 0, events: 0, spent: Duration::ZERO };
     let (mut dec, mut apply) = (Duration::ZERO, Duration::ZERO);
     let t0 = Instant::now();
-    let mut parser = Parser::default();
     let mut fold = Fold::new(opts());
     fold.start(&mut out);
     let (mut start, mut n) = (0, 0);
@@ -72,7 +71,7 @@ fn round(data: &[u8]) -> ([Duration; 4], u64, u64) {
         start = end + 1;
         n += 1;
         let ta = Instant::now();
-        let d: Decoded = fold.decode_next(&mut parser, line);
+        let d: Decoded = fold.decode_next(line);
         let tb = Instant::now();
         fold.apply(d, n, line, &mut out);
         apply += tb.elapsed();

@@ -3,8 +3,10 @@
 transcript and Codex rollout fixtures, copied with fresh session, message and request ids (so
 that no copy is deduplicated against another), into OUT/<n>/<fixture>-<copy>.jsonl.
 
-Usage: scripts/gen-folder.py OUT --files N [--copies-per-file K]
-  K copies of a fixture go into one file (more sessions per file, larger files)."""
+Usage: scripts/gen-folder.py OUT --files N [--copies-per-file K] [--only DIALECT]
+  K copies of a fixture go into one file (more sessions per file, larger files);
+  --only claude-transcript (or codex-rollout): the fixtures of that dialect only (a Claude-only
+  folder, for tools that read only Claude transcripts)."""
 
 import argparse
 import re
@@ -28,9 +30,12 @@ def main():
     ap.add_argument("out", type=Path)
     ap.add_argument("--files", type=int, required=True)
     ap.add_argument("--copies-per-file", type=int, default=1)
+    ap.add_argument("--only", choices=["claude-transcript", "codex-rollout"])
     a = ap.parse_args()
-    fixtures = sorted((ROOT / "fixtures" / "claude-transcript").glob("*.jsonl"))
-    fixtures += sorted((ROOT / "fixtures" / "codex-rollout").glob("*.jsonl"))
+    fixtures = []
+    for dialect in ["claude-transcript", "codex-rollout"]:
+        if a.only in (None, dialect):
+            fixtures += sorted((ROOT / "fixtures" / dialect).glob("*.jsonl"))
     texts = [(f.stem, f.read_text()) for f in fixtures]
     total = 0
     n = 0

@@ -163,6 +163,9 @@ fn normalize(args: NormalizeArgs) -> Result<u8> {
     if args.otlp_endpoint.is_some() && matches!(args.format, Format::Html | Format::Atif) {
         anyhow::bail!("--otlp-endpoint goes with --format ndjson, pretty or otlp");
     }
+    if args.rerender && !(args.format == Format::Html && args.output_dir.is_some()) {
+        anyhow::bail!("--rerender goes with --format html --output-dir");
+    }
     if args.format == Format::Atif {
         return atif(&args, filter);
     }
@@ -257,7 +260,7 @@ fn html(args: &NormalizeArgs, filter: TypeFilter) -> Result<u8> {
         .context("installing the SIGINT handler")?;
     let mut failed = false;
     let inputs = input::expand(&args.paths, &mut failed);
-    let found = pages::run(inputs, options(args, filter), args.output_dir.as_deref(), &interrupted)?;
+    let found = pages::run(inputs, options(args, filter), args.output_dir.as_deref(), args.rerender, &interrupted)?;
     if found.interrupted {
         return Ok(130);
     }

@@ -1,7 +1,9 @@
 //! `--format html` and `--output-dir` without a browser: every dialect's fixtures render to an
 //! inert page (only the writer's own elements and attributes, no script, links to anchors only)
 //! holding every tool call; the escape battery and Markdown payloads stay text; arbitrary text
-//! cannot break out (property test); `--output-dir` cannot be left through a session id.
+//! cannot break out (property test); `--output-dir` cannot be left through a session id, and a
+//! re-run over it renders again only the pages of what changed (and everything for other options,
+//! another build, `--rerender` or a record it cannot trust).
 //! `tests/html_chromium.rs` loads the same pages in a real browser.
 
 use std::collections::BTreeSet;
@@ -366,4 +368,297 @@ fn a_subagents_work_is_grouped_under_its_task() {
         let at = html.find(&format!("id=\"call-0-{}\"", anchor(ev["tool_id"].as_str().unwrap()))).unwrap();
         assert!(at > group);
     }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Re-runs over the same --output-dir: only what changed is rendered again
+// ------------------------------------------------------------------------------------------------
+
+/// A Codex session of one message.
+fn codex_session(id: &str, text: &str) -> String {
+    format!(
+        "{}\n{{\"type\":\"turn.started\"}}\n{}\n{{\"type\":\"turn.completed\",\"usage\":{{\"input_tokens\":1,\"output_tokens\":1}}}}\n",
+        serde_json::json!({"type":"thread.started","thread_id":id}),
+        serde_json::json!({"type":"item.completed","item":{"id":"m1","type":"agent_message","text":text}})
+    )
+}
+
+/// Writes `text` to `path` and dates it `ago` seconds back (an input modified in the last two
+/// seconds before it is read is read again by the next run, whatever its stamp says: the tests
+/// date their inputs back so that no assertion depends on how fast they run).
+fn write_dated(path: &Path, text: &str, ago: u64) {
+    std::fs::write(path, text).unwrap();
+    date(path, ago);
+}
+
+fn date(path: &Path, ago: u64) {
+    let t = std::time::SystemTime::now() - std::time::Duration::from_secs(ago);
+    std::fs::File::options().write(true).open(path).unwrap().set_modified(t).unwrap();
+}
+
+/// One run over `inputs` into `pages` with `extra` options: exit status and the listed paths.
+fn pages_run(pages: &Path, extra: &[&str], inputs: &[&Path]) -> (Option<i32>, Vec<String>) {
+    let out = bin()
+        .args(["--format", "html", "--no-observed-at", "--output-dir"])
+        .arg(pages)
+        .args(extra)
+        .args(inputs)
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"), "{}", String::from_utf8_lossy(&out.stderr));
+    (out.status.code(), String::from_utf8(out.stdout).unwrap().lines().map(str::to_owned).collect())
+}
+
+/// Each page in `pages` (the record excluded) → its inode and modification time: what writing
+/// it again (a new file renamed over the name) changes.
+fn page_stamps(pages: &Path) -> std::collections::BTreeMap<String, (u64, std::time::SystemTime)> {
+    use std::os::unix::fs::MetadataExt as _;
+    std::fs::read_dir(pages)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_name() != ".agentnorm-pages.json")
+        .map(|e| {
+            let m = e.metadata().unwrap();
+            (e.file_name().into_string().unwrap(), (m.ino(), m.modified().unwrap()))
+        })
+        .collect()
+}
+
+/// The pages of `before` that `after` has written again (or dropped).
+fn rewritten(
+    before: &std::collections::BTreeMap<String, (u64, std::time::SystemTime)>,
+    after: &std::collections::BTreeMap<String, (u64, std::time::SystemTime)>,
+) -> BTreeSet<String> {
+    before.iter().filter(|(name, stamp)| after.get(*name) != Some(stamp)).map(|(name, _)| name.clone()).collect()
+}
+
+/// Three files, the first session resumed in the third.
+fn three_inputs(dir: &Path) -> [std::path::PathBuf; 3] {
+    let [a, b, c] = ["1.jsonl", "2.jsonl", "3.jsonl"].map(|n| dir.join(n));
+    write_dated(&a, &codex_session("s-resumed", "before the resume"), 3600);
+    write_dated(&b, &codex_session("s-other", "another session"), 3600);
+    write_dated(&c, &codex_session("s-resumed", "after the resume"), 3600);
+    [a, b, c]
+}
+
+#[test]
+fn output_dir_rerun_over_unchanged_inputs_writes_no_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let [a, b, c] = three_inputs(dir.path());
+    let pages = dir.path().join("pages");
+    let first = pages_run(&pages, &[], &[&a, &b, &c]);
+    assert_eq!(first.0, Some(0));
+    assert_eq!(first.1.len(), 2, "{:?}", first.1);
+    assert!(pages.join(".agentnorm-pages.json").is_file(), "the record is left in DIR");
+    let before = page_stamps(&pages);
+    assert_eq!(before.len(), 2);
+    let again = pages_run(&pages, &[], &[&a, &b, &c]);
+    assert_eq!(again, first, "the same status and the same paths, in the same order");
+    assert_eq!(page_stamps(&pages), before, "no page written again");
+    // The folder walked gives the same.
+    let walked = pages_run(&pages, &[], &[dir.path()]);
+    assert_eq!(walked.0, Some(0));
+    assert_eq!(page_stamps(&pages).len(), 2);
+    let walked_again = pages_run(&pages, &[], &[dir.path()]);
+    assert_eq!(walked_again, walked);
+    let kept = page_stamps(&pages);
+    assert_eq!(pages_run(&pages, &[], &[dir.path()]), walked);
+    assert_eq!(page_stamps(&pages), kept, "no page written again");
+}
+
+#[test]
+fn output_dir_rerun_renders_again_only_the_pages_of_what_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let [a, b, c] = three_inputs(dir.path());
+    let d = dir.path().join("4.jsonl");
+    write_dated(&d, &codex_session("s-fourth", "a fourth session"), 3600);
+    let pages = dir.path().join("pages");
+    let first = pages_run(&pages, &[], &[&a, &b, &c, &d]);
+    assert_eq!(first.0, Some(0));
+    let before = page_stamps(&pages);
+    // Appended to.
+    let mut text = std::fs::read_to_string(&b).unwrap();
+    text.push_str(&codex_session("s-other", "appended later").lines().skip(1).collect::<Vec<_>>().join("\n"));
+    text.push('\n');
+    write_dated(&b, &text, 1800);
+    assert_eq!(pages_run(&pages, &[], &[&a, &b, &c, &d]), first);
+    let after = page_stamps(&pages);
+    assert_eq!(rewritten(&before, &after), BTreeSet::from(["s-other.html".to_owned()]));
+    assert!(std::fs::read_to_string(pages.join("s-other.html")).unwrap().contains("appended later"));
+    // Touched (the same bytes, another time): rendered again all the same.
+    date(&d, 900);
+    assert_eq!(pages_run(&pages, &[], &[&a, &b, &c, &d]), first);
+    let touched = page_stamps(&pages);
+    assert_eq!(rewritten(&after, &touched), BTreeSet::from(["s-fourth.html".to_owned()]));
+    // The later part of a resumed session changed: its one page, from both files.
+    write_dated(&c, &codex_session("s-resumed", "after the resume, edited"), 600);
+    assert_eq!(pages_run(&pages, &[], &[&a, &b, &c, &d]), first);
+    let resumed = page_stamps(&pages);
+    assert_eq!(rewritten(&touched, &resumed), BTreeSet::from(["s-resumed.html".to_owned()]));
+    let page = std::fs::read_to_string(pages.join("s-resumed.html")).unwrap();
+    assert!(page.contains("before the resume") && page.contains("after the resume, edited"), "both parts");
+    // Replaced by another file of the same size and time: another inode.
+    let e = dir.path().join("4.jsonl.new");
+    std::fs::copy(&d, &e).unwrap();
+    let t = std::fs::metadata(&d).unwrap().modified().unwrap();
+    std::fs::File::options().write(true).open(&e).unwrap().set_modified(t).unwrap();
+    std::fs::rename(&e, &d).unwrap();
+    assert_eq!(pages_run(&pages, &[], &[&a, &b, &c, &d]), first);
+    assert_eq!(rewritten(&resumed, &page_stamps(&pages)), BTreeSet::from(["s-fourth.html".to_owned()]));
+}
+
+#[test]
+fn output_dir_rerun_renders_again_a_page_gone_replaced_or_left_by_an_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let [a, b, c] = three_inputs(dir.path());
+    let pages = dir.path().join("pages");
+    let first = pages_run(&pages, &[], &[&a, &b, &c]);
+    // A page deleted: written again, listed.
+    std::fs::remove_file(pages.join("s-other.html")).unwrap();
+    assert_eq!(pages_run(&pages, &[], &[&a, &b, &c]), first);
+    assert!(std::fs::read_to_string(pages.join("s-other.html")).unwrap().contains("another session"));
+    // A page replaced by a link to a file outside: the link replaced by the page, the file
+    // untouched.
+    let outside = dir.path().join("outside.html");
+    std::fs::write(&outside, "precious").unwrap();
+    std::fs::remove_file(pages.join("s-other.html")).unwrap();
+    std::os::unix::fs::symlink(&outside, pages.join("s-other.html")).unwrap();
+    assert_eq!(pages_run(&pages, &[], &[&a, &b, &c]), first);
+    assert!(std::fs::symlink_metadata(pages.join("s-other.html")).unwrap().is_file());
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "precious");
+    // A page edited by hand (another size): written again.
+    std::fs::write(pages.join("s-other.html"), "edited").unwrap();
+    assert_eq!(pages_run(&pages, &[], &[&a, &b, &c]), first);
+    assert!(std::fs::read_to_string(pages.join("s-other.html")).unwrap().contains("another session"));
+    // The file that resumed a session is no longer an input: its part leaves the page.
+    let without = pages_run(&pages, &[], &[&a, &b]);
+    assert_eq!(without.1, first.1);
+    let page = std::fs::read_to_string(pages.join("s-resumed.html")).unwrap();
+    assert!(page.contains("before the resume") && !page.contains("after the resume"), "only the first part");
+    // And back: both parts again.
+    assert_eq!(pages_run(&pages, &[], &[&a, &b, &c]), first);
+    let page = std::fs::read_to_string(pages.join("s-resumed.html")).unwrap();
+    assert!(page.contains("before the resume") && page.contains("after the resume"));
+    // In another order, the pages are those of a first run in that order.
+    let fresh = dir.path().join("fresh");
+    let names = |(code, listed): (Option<i32>, Vec<String>)| {
+        (code, listed.iter().map(|l| Path::new(l).file_name().unwrap().to_owned()).collect::<Vec<_>>())
+    };
+    let reordered = names(pages_run(&pages, &[], &[&c, &b, &a]));
+    assert_eq!(reordered, names(pages_run(&fresh, &[], &[&c, &b, &a])));
+    for name in ["s-resumed.html", "s-other.html"] {
+        assert_eq!(std::fs::read(pages.join(name)).unwrap(), std::fs::read(fresh.join(name)).unwrap(), "{name}");
+    }
+}
+
+#[test]
+fn output_dir_rerun_renders_everything_again_for_other_options_another_build_or_rerender() {
+    let dir = tempfile::tempdir().unwrap();
+    let [a, b, c] = three_inputs(dir.path());
+    let pages = dir.path().join("pages");
+    let inputs = [a.as_path(), b.as_path(), c.as_path()];
+    let first = pages_run(&pages, &[], &inputs);
+    let all: BTreeSet<String> = page_stamps(&pages).into_keys().collect();
+    let mut last = page_stamps(&pages);
+    let mut expect = |extra: &[&str], again: bool, why: &str| {
+        assert_eq!(pages_run(&pages, extra, &inputs), first, "{why}");
+        let now = page_stamps(&pages);
+        let changed = rewritten(&last, &now);
+        assert_eq!(changed, if again { all.clone() } else { BTreeSet::new() }, "{why}");
+        last = now;
+    };
+    expect(&["--redact"], true, "--redact");
+    expect(&["--redact"], false, "--redact again");
+    expect(&["--exclude", "output_delta"], true, "a filter");
+    expect(&["--exclude", "output_delta"], false, "the filter again");
+    expect(&["--rerender"], true, "--rerender");
+    expect(&[], false, "after --rerender");
+    // Another build (the record's version changed): everything again.
+    let record = pages.join(".agentnorm-pages.json");
+    let mut m: serde_json::Value = serde_json::from_slice(&std::fs::read(&record).unwrap()).unwrap();
+    m["agentnorm"] = serde_json::json!("0.0.0 another build");
+    std::fs::write(&record, serde_json::to_vec(&m).unwrap()).unwrap();
+    expect(&[], true, "another build");
+    expect(&[], false, "this build again");
+    let out = bin().args(["--rerender"]).arg(&a).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "--rerender without --output-dir is bad usage");
+}
+
+#[test]
+fn output_dir_rerun_survives_a_corrupt_foreign_or_planted_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let [a, b, c] = three_inputs(dir.path());
+    let pages = dir.path().join("pages");
+    let inputs = [a.as_path(), b.as_path(), c.as_path()];
+    let first = pages_run(&pages, &[], &inputs);
+    let record = pages.join(".agentnorm-pages.json");
+    let good = std::fs::read(&record).unwrap();
+    let rendered_again = |what: &str| {
+        let before = page_stamps(&pages);
+        assert_eq!(pages_run(&pages, &[], &inputs), first, "{what}");
+        assert_eq!(rewritten(&before, &page_stamps(&pages)).len(), 2, "{what}: every page rendered again");
+        let left: serde_json::Value = serde_json::from_slice(&std::fs::read(&record).unwrap()).unwrap();
+        assert_eq!(left["inputs"].as_array().map(Vec::len), Some(3), "{what}: a record of its own left");
+    };
+    for (what, bytes) in [
+        ("cut short", &good[..good.len() / 2]),
+        ("not JSON", &b"\x00\xffnot json at all"[..]),
+        ("another shape", &br#"{"agentnorm":1,"inputs":"x"}"#[..]),
+        ("empty", &b""[..]),
+    ] {
+        std::fs::write(&record, bytes).unwrap();
+        rendered_again(what);
+    }
+    // A record of this build whose pages are named outside DIR: never used.
+    let mut m: serde_json::Value = serde_json::from_slice(&good).unwrap();
+    for input in m["inputs"].as_array_mut().unwrap() {
+        for p in input["pages"].as_array_mut().unwrap() {
+            p["file"] = serde_json::json!("../escaped.html");
+            p["name"] = serde_json::json!("../escaped.html");
+        }
+    }
+    for p in m["pages"].as_array_mut().unwrap() {
+        p["file"] = serde_json::json!("../escaped.html");
+    }
+    std::fs::write(dir.path().join("escaped.html"), "outside").unwrap();
+    std::fs::write(&record, serde_json::to_vec(&m).unwrap()).unwrap();
+    rendered_again("pages named outside DIR");
+    assert_eq!(std::fs::read_to_string(dir.path().join("escaped.html")).unwrap(), "outside");
+    // A link planted at the record's name: not read through, replaced, its target untouched.
+    let target = dir.path().join("target.json");
+    std::fs::write(&target, &good).unwrap();
+    std::fs::remove_file(&record).unwrap();
+    std::os::unix::fs::symlink(&target, &record).unwrap();
+    rendered_again("a link");
+    assert!(std::fs::symlink_metadata(&record).unwrap().is_file());
+    assert_eq!(std::fs::read(&target).unwrap(), good);
+    // A folder at the record's name: the pages are written all the same, the record not.
+    std::fs::remove_file(&record).unwrap();
+    std::fs::create_dir(&record).unwrap();
+    let out =
+        bin().args(["--format", "html", "--no-observed-at", "--output-dir"]).arg(&pages).args(inputs).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8(out.stdout).unwrap().lines().collect::<Vec<_>>(), first.1);
+}
+
+#[test]
+fn output_dir_rerun_gives_the_exit_status_of_the_inputs_it_keeps() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.jsonl");
+    write_dated(&a, &(codex_session("s-a", "hi") + "{\"not a frame\": true}\n"), 3600);
+    let pages = dir.path().join("pages");
+    let first = pages_run(&pages, &["--strict"], &[&a]);
+    assert_eq!(first.0, Some(1), "an unknown line");
+    let before = page_stamps(&pages);
+    assert_eq!(pages_run(&pages, &["--strict"], &[&a]), first, "kept, and still exit 1");
+    assert_eq!(page_stamps(&pages), before);
+    // A file whose modification time is not safely past when it is read (here: in the future)
+    // is read again by the next run.
+    std::fs::write(&a, codex_session("s-a", "hi")).unwrap();
+    let t = std::time::SystemTime::now() + std::time::Duration::from_secs(3600);
+    std::fs::File::options().write(true).open(&a).unwrap().set_modified(t).unwrap();
+    assert_eq!(pages_run(&pages, &["--strict"], &[&a]).0, Some(0));
+    let fresh = page_stamps(&pages);
+    assert_eq!(pages_run(&pages, &["--strict"], &[&a]).0, Some(0));
+    assert_eq!(rewritten(&fresh, &page_stamps(&pages)).len(), 1, "read again: too fresh to trust");
 }

@@ -334,6 +334,11 @@ pub struct NormalizeArgs {
     /// With --format atif: one `<session>.json` trajectory per session, likewise.
     #[arg(long, value_name = "DIR")]
     pub output_dir: Option<PathBuf>,
+    /// With --format html --output-dir: render every page again, also of the inputs that have
+    /// not changed since the last run over DIR (which keep their pages, recorded in
+    /// DIR/.agentnorm-pages.json).
+    #[arg(long)]
+    pub rerender: bool,
     /// Force the input dialect instead of detecting it per frame.
     #[arg(long, value_name = "NAME", value_enum)]
     pub dialect: Option<Dialect>,

@@ -11,6 +11,7 @@ pub mod cache;
 pub mod exec;
 pub mod export;
 pub mod input;
+pub mod manifest;
 pub mod mmap;
 pub mod otlp;
 pub mod pages;

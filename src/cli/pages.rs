@@ -17,6 +17,14 @@
 //!   path printed once); when one of those inputs is stdin, which cannot be read twice, or
 //!   when its files hold more than [`REREAD_MAX`] bytes, the later part gets a page of its own
 //!   (`<id>-2.html`).
+//! - A re-run over the same DIR renders only what changed: DIR keeps `.agentnorm-pages.json`
+//!   ([`manifest`](crate::cli::manifest)), what each input read whole was (size, times, inode)
+//!   and which pages it wrote. An input that is the same file, unchanged, whose pages are all
+//!   still there as they were left (plain files, same size and time), whose pages no input
+//!   that changed contributed to, and at which the run is where the last one was (the same
+//!   earlier inputs of its sessions, the same names free) keeps its pages without being read:
+//!   their paths are printed as if written, its `unknown` lines and failed turns count for the
+//!   exit status as they did. Other options, another build, or `--rerender` render everything.
 //! - A page is created without following links: it is written to a new file of its own in DIR
 //!   (`create_new`, which refuses to go through any link) and then renamed over its name, so a
 //!   symbolic link planted at a page's path is replaced by the page, and the file it pointed to
@@ -37,11 +45,17 @@ use agentnorm::{Event, Normalizer, Options, Sink};
 use anyhow::{Context, Result};
 
 use crate::cli::input::{self, Input};
+use crate::cli::manifest::{self, InputRecord, Manifest, PageEntry, PageRecord, Stamp};
 
 /// A resumed session is rendered again from its files while they hold at most this many bytes
 /// (many files of one session id would otherwise be read again and again); past it, the later
 /// part gets a page of its own.
 const REREAD_MAX: u64 = 64 << 20;
+
+/// A file modified less than this before it was read is not recorded as read (the next run
+/// reads it again): a write in the same tick of the file system's clock as the read would not
+/// move its modification time.
+const RACY: Duration = Duration::from_secs(2);
 
 /// How long the reader has after SIGINT to end the input it is in (`run_ended`).
 const GRACE: Duration = Duration::from_millis(300);
@@ -75,6 +89,7 @@ pub fn run(
     inputs: Vec<Input>,
     options: Options,
     output_dir: Option<&Path>,
+    rerender: bool,
     interrupted: &Arc<AtomicBool>,
 ) -> Result<Found> {
     let sink = Arc::new(Mutex::new(HtmlSink::new()));
@@ -82,17 +97,35 @@ pub fn run(
     if let Some(dir) = output_dir {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
-    let pages = Arc::new(Mutex::new(output_dir.map(|dir| Pages::new(dir, inputs.clone(), options.clone()))));
+    let pages = Arc::new(Mutex::new(output_dir.map(|dir| Pages::new(dir, inputs.clone(), options.clone(), rerender))));
     let (done_tx, done_rx) = channel::<Result<()>>();
     {
         let (sink, found, interrupted, pages) =
             (Arc::clone(&sink), Arc::clone(&found), Arc::clone(interrupted), Arc::clone(&pages));
+        let recording = output_dir.is_some();
         std::thread::spawn(move || {
             let mut result = Ok(());
             for (i, input) in inputs.iter().enumerate() {
                 if interrupted.load(Ordering::Relaxed) {
                     break;
                 }
+                // With --output-dir: an input unchanged since the last run keeps its pages.
+                let kept = match pages.lock().unwrap_or_else(|e| e.into_inner()).as_mut().map(|p| p.keep(i)) {
+                    Some(Ok(kept)) => kept,
+                    Some(Err(e)) => {
+                        result = Err(e);
+                        break;
+                    }
+                    None => None,
+                };
+                if let Some(f) = kept {
+                    if let Ok(mut all) = found.lock() {
+                        all.unknown |= f.unknown;
+                        all.turn_failed |= f.turn_failed;
+                    }
+                    continue;
+                }
+                let before = if recording { stamp(input) } else { None };
                 let f = feed(input, &options, &sink, &interrupted, true);
                 if let Ok(mut all) = found.lock() {
                     all.input_failed |= f.input_failed;
@@ -103,9 +136,12 @@ pub fn run(
                 let mut pages = pages.lock().unwrap_or_else(|e| e.into_inner());
                 if let Some(pages) = pages.as_mut() {
                     let transcript = std::mem::take(&mut *sink.lock().unwrap_or_else(|e| e.into_inner())).finish();
-                    if let Err(e) = pages.write(&transcript, Some(i)) {
-                        result = Err(e);
-                        break;
+                    match pages.write(&transcript, Some(i)) {
+                        Ok(entries) => pages.record(i, before, &f, entries),
+                        Err(e) => {
+                            result = Err(e);
+                            break;
+                        }
                     }
                 }
             }
@@ -136,7 +172,17 @@ pub fn run(
     // The one page, or (with --output-dir) the pages of an input cut short by SIGINT.
     let mut pages = pages.lock().unwrap_or_else(|e| e.into_inner());
     match pages.as_mut() {
-        Some(pages) => pages.write(&transcript, None)?,
+        Some(pages) => {
+            pages.write(&transcript, None)?;
+            // A cache: when it cannot be written, the next run renders everything again.
+            if let Err(e) = pages.save() {
+                eprintln!(
+                    "agentnorm: {}: {}",
+                    pages.dir.join(manifest::MANIFEST).display(),
+                    agentnorm::sink::safe::printable(&format!("{e:#}"))
+                );
+            }
+        }
         None => {
             let mut stdout = crate::cli::stdout::lock();
             transcript.write_all(&mut stdout)?;
@@ -157,18 +203,250 @@ struct Pages {
     taken: HashSet<String>,
     /// Whether the paths are still printed (false once their reader went away).
     listing: bool,
+    /// The last run's record and this run's.
+    cache: Cache,
+}
+
+/// The last run's record ([`manifest`]) as this run uses it, and the one this run leaves.
+#[derive(Default)]
+struct Cache {
+    /// This build ([`manifest::build`]).
+    build: String,
+    /// The options the pages are rendered with.
+    key: String,
+    /// The last run's inputs, by path.
+    inputs: HashMap<String, InputRecord>,
+    /// The last run's pages, by file name.
+    pages: HashMap<String, PageRecord>,
+    /// The paths of this run's inputs that are the files the last run read, unchanged (each
+    /// named once in this run).
+    unchanged: HashSet<String>,
+    /// This run's inputs read whole or kept, in order, for the next run.
+    now: Vec<InputRecord>,
+    /// Page file name → the inputs it was rendered from in this run.
+    from: HashMap<String, Vec<usize>>,
+}
+
+/// An input's path as a record names it (`None`: stdin, or a path that is not UTF-8, which is
+/// never recorded).
+fn path_key(input: &Input) -> Option<&str> {
+    match input {
+        Input::File(p) => p.to_str(),
+        Input::Stdin => None,
+    }
+}
+
+/// A file's stamp before it is read, and when it was taken (`None`: not a plain file).
+fn stamp(input: &Input) -> Option<(Stamp, std::time::SystemTime)> {
+    let Input::File(p) = input else { return None };
+    let m = std::fs::metadata(p).ok().filter(std::fs::Metadata::is_file)?;
+    Some((Stamp::of(&m), std::time::SystemTime::now()))
 }
 
 impl Pages {
-    fn new(dir: &Path, inputs: Vec<Input>, options: Options) -> Pages {
-        Pages { dir: dir.to_path_buf(), inputs, options, written: HashMap::new(), taken: HashSet::new(), listing: true }
+    fn new(dir: &Path, inputs: Vec<Input>, options: Options, rerender: bool) -> Pages {
+        let mut cache = Cache { build: manifest::build(), key: format!("{options:?}"), ..Cache::default() };
+        let before = if rerender { None } else { manifest::load(dir, &cache.build, &cache.key) };
+        // What the record says stops being true of DIR as soon as this run writes a page: it is
+        // gone until this run leaves its own (a run that fails half way leaves none).
+        let _ = std::fs::remove_file(dir.join(manifest::MANIFEST));
+        if let Some(before) = before {
+            let mut named = HashMap::<&str, usize>::new();
+            for key in inputs.iter().filter_map(path_key) {
+                *named.entry(key).or_default() += 1;
+            }
+            cache.inputs = before.inputs.into_iter().map(|r| (r.path.clone(), r)).collect();
+            cache.pages = before.pages.into_iter().map(|p| (p.file.clone(), p)).collect();
+            for input in &inputs {
+                let (Some(key), Input::File(p)) = (path_key(input), input) else { continue };
+                let Some(record) = cache.inputs.get(key) else { continue };
+                let same = named.get(key) == Some(&1)
+                    && std::fs::metadata(p).is_ok_and(|m| m.is_file() && Stamp::of(&m) == record.stamp);
+                if same {
+                    cache.unchanged.insert(key.to_owned());
+                }
+            }
+        }
+        Pages {
+            dir: dir.to_path_buf(),
+            inputs,
+            options,
+            written: HashMap::new(),
+            taken: HashSet::new(),
+            listing: true,
+            cache,
+        }
     }
 
-    /// Writes the pages of `transcript`, read from input `input` (`None`: an input cut short).
-    fn write(&mut self, transcript: &Transcript, input: Option<usize>) -> Result<()> {
+    /// The inputs `from` as a record names them (`-` for stdin).
+    fn labels(&self, from: &[usize]) -> Vec<String> {
+        from.iter()
+            .map(|&k| match &self.inputs[k] {
+                Input::File(p) => p.to_string_lossy().into_owned(),
+                Input::Stdin => "-".to_owned(),
+            })
+            .collect()
+    }
+
+    /// When input `i` can keep the pages the last run wrote for it, keeps them (replays what
+    /// writing them did to the run's names and sessions, prints their paths) and returns what
+    /// it found for the exit status; `None`: it is to be read and rendered.
+    ///
+    /// It can when it is a file the last run read whole, unchanged since; every input its pages
+    /// were rendered from (and the earlier inputs of its sessions) is unchanged too; every page
+    /// is still a plain file of the size and time the last run left; and the run is where the
+    /// last one was when it came to this input: each session had the same earlier inputs, and
+    /// each new page's name resolves to the same file.
+    fn keep(&mut self, i: usize) -> Result<Option<Found>> {
+        let Some(key) = path_key(&self.inputs[i]) else { return Ok(None) };
+        if !self.cache.unchanged.contains(key) {
+            return Ok(None);
+        }
+        let Some(record) = self.cache.inputs.get(key) else { return Ok(None) };
+        // What keeping it does to the names and sessions, applied only when every page can stay.
+        let mut taken = Vec::<String>::new();
+        let mut sessions = HashMap::<&str, (String, Vec<usize>)>::new();
+        for e in &record.pages {
+            if !manifest::is_page_name(&e.file) {
+                return Ok(None);
+            }
+            let now = e.session.as_deref().and_then(|s| sessions.get(s).or_else(|| self.written.get(s)));
+            if now.map(|(_, from)| self.labels(from)) != e.earlier {
+                return Ok(None);
+            }
+            let Some(page) = self.cache.pages.get(&e.file) else { return Ok(None) };
+            let all_unchanged = |paths: &[String]| paths.iter().all(|p| self.cache.unchanged.contains(p));
+            if !all_unchanged(&page.from) || !e.earlier.as_deref().is_none_or(all_unchanged) {
+                return Ok(None);
+            }
+            let intact = std::fs::symlink_metadata(self.dir.join(&e.file))
+                .is_ok_and(|m| m.is_file() && m.len() == page.size && manifest::modified_ns(&m) == page.mtime_ns);
+            if !intact {
+                return Ok(None);
+            }
+            match (e.resumed, &e.session, now) {
+                (true, Some(sid), Some((file, from))) if *file == e.file => {
+                    let mut from = from.clone();
+                    from.push(i);
+                    sessions.insert(sid, (file.clone(), from));
+                }
+                (false, sid, now) => {
+                    let free = |c: &str| {
+                        let c = c.to_ascii_lowercase();
+                        !self.taken.contains(&c) && !taken.contains(&c)
+                    };
+                    if !manifest::is_page_name(&e.name) || name_for(&e.name, free) != e.file {
+                        return Ok(None);
+                    }
+                    taken.push(e.file.to_ascii_lowercase());
+                    if let (Some(sid), None) = (sid, now) {
+                        sessions.insert(sid, (e.file.clone(), vec![i]));
+                    }
+                }
+                _ => return Ok(None),
+            }
+        }
+        let record = record.clone();
+        self.taken.extend(taken);
+        for (sid, (file, from)) in sessions {
+            self.cache.from.insert(file.clone(), from.clone());
+            self.written.insert(sid.to_owned(), (file, from));
+        }
+        for e in &record.pages {
+            if !e.resumed {
+                self.cache.from.insert(e.file.clone(), vec![i]);
+                self.list(&self.dir.join(&e.file))?;
+            }
+        }
+        let found = Found { unknown: record.unknown, turn_failed: record.turn_failed, ..Found::default() };
+        self.cache.now.push(record);
+        Ok(Some(found))
+    }
+
+    /// Records input `i`, read whole into `pages`, for the next run: when it is a plain file,
+    /// read without error, the same after as `before` it was read, and not modified in the
+    /// [`RACY`] moment before.
+    fn record(&mut self, i: usize, before: Option<(Stamp, std::time::SystemTime)>, f: &Found, pages: Vec<PageEntry>) {
+        let (Some((stamp, at)), Some(path), Input::File(p)) = (before, path_key(&self.inputs[i]), &self.inputs[i])
+        else {
+            return;
+        };
+        if f.input_failed || f.interrupted {
+            return;
+        }
+        let after = std::fs::metadata(p).ok().filter(std::fs::Metadata::is_file).map(|m| Stamp::of(&m));
+        let settled = at
+            .checked_sub(RACY)
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .is_some_and(|t| i128::from(stamp.mtime_ns) < t.as_nanos() as i128);
+        if after.as_ref() == Some(&stamp) && settled {
+            let (unknown, turn_failed) = (f.unknown, f.turn_failed);
+            self.cache.now.push(InputRecord { path: path.to_owned(), stamp, unknown, turn_failed, pages });
+        }
+    }
+
+    /// Leaves this run's record in DIR for the next run.
+    fn save(&self) -> Result<()> {
+        let mut named = HashMap::<&str, usize>::new();
+        for key in self.inputs.iter().filter_map(path_key) {
+            *named.entry(key).or_default() += 1;
+        }
+        let inputs: Vec<InputRecord> =
+            self.cache.now.iter().filter(|r| named.get(r.path.as_str()) == Some(&1)).cloned().collect();
+        if inputs.is_empty() {
+            // Nothing a next run could keep (stdin only, say): no record.
+            return Ok(());
+        }
+        let mut pages = std::collections::BTreeMap::new();
+        for e in inputs.iter().flat_map(|r| &r.pages) {
+            if pages.contains_key(&e.file) {
+                continue;
+            }
+            let (Some(from), Ok(m)) = (self.cache.from.get(&e.file), std::fs::symlink_metadata(self.dir.join(&e.file)))
+            else {
+                continue;
+            };
+            if m.is_file() {
+                let (size, mtime_ns) = (m.len(), manifest::modified_ns(&m));
+                pages.insert(
+                    e.file.clone(),
+                    PageRecord { file: e.file.clone(), from: self.labels(from), size, mtime_ns },
+                );
+            }
+        }
+        let m = Manifest {
+            agentnorm: self.cache.build.clone(),
+            key: self.cache.key.clone(),
+            inputs,
+            pages: pages.into_values().collect(),
+        };
+        write_page(&self.dir, &self.dir.join(manifest::MANIFEST), |w| {
+            serde_json::to_writer(w, &m).map_err(io::Error::other)
+        })
+    }
+
+    /// Prints a page's path while the list has a reader.
+    fn list(&mut self, path: &Path) -> Result<()> {
+        if self.listing {
+            let mut stdout = crate::cli::stdout::lock();
+            match writeln!(stdout, "{}", path.display()).and_then(|()| stdout.flush()) {
+                Ok(()) => {}
+                // The list's reader went away: the pages are still written.
+                Err(e) if e.kind() == io::ErrorKind::BrokenPipe => self.listing = false,
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the pages of `transcript`, read from input `input` (`None`: an input cut short),
+    /// and returns what it wrote, for the record.
+    fn write(&mut self, transcript: &Transcript, input: Option<usize>) -> Result<Vec<PageEntry>> {
+        let mut entries = Vec::new();
         for page in transcript.pages() {
             let sid = transcript.session_id(&page).map(str::to_owned);
             let earlier = sid.as_ref().and_then(|s| self.written.get(s)).cloned();
+            let earlier_labels = earlier.as_ref().map(|(_, from)| self.labels(from));
             if let (Some(sid), Some((file, mut from)), Some(i)) = (&sid, earlier, input)
                 && from.iter().chain([&i]).all(|&k| matches!(self.inputs[k], Input::File(_)))
                 && self.size_of(&from, i) <= REREAD_MAX
@@ -179,26 +457,34 @@ impl Pages {
                 if let Some(p) = again.pages().into_iter().find(|p| again.session_id(p) == Some(sid.as_str())) {
                     write_page(&self.dir, &self.dir.join(&file), |w| again.write_page(w, &p.sections))?;
                 }
+                self.cache.from.insert(file.clone(), from.clone());
+                entries.push(PageEntry {
+                    session: Some(sid.clone()),
+                    name: page.file_name.clone(),
+                    file: file.clone(),
+                    resumed: true,
+                    earlier: earlier_labels,
+                });
                 self.written.insert(sid.clone(), (file, from));
                 continue;
             }
             let file = self.free_name(&page.file_name);
             let path = self.dir.join(&file);
             write_page(&self.dir, &path, |w| transcript.write_page(w, &page.sections))?;
+            self.cache.from.insert(file.clone(), input.into_iter().collect());
+            entries.push(PageEntry {
+                session: sid.clone(),
+                name: page.file_name.clone(),
+                file: file.clone(),
+                resumed: false,
+                earlier: earlier_labels,
+            });
             if let (Some(sid), Some(i)) = (sid, input) {
                 self.written.entry(sid).or_insert((file, vec![i]));
             }
-            if self.listing {
-                let mut stdout = crate::cli::stdout::lock();
-                match writeln!(stdout, "{}", path.display()).and_then(|()| stdout.flush()) {
-                    Ok(()) => {}
-                    // The list's reader went away: the pages are still written.
-                    Err(e) if e.kind() == io::ErrorKind::BrokenPipe => self.listing = false,
-                    Err(e) => return Err(e.into()),
-                }
-            }
+            self.list(&path)?;
         }
-        Ok(())
+        Ok(entries)
     }
 
     /// The bytes of the files `from` and `i` (what rendering their session again reads).
@@ -214,11 +500,9 @@ impl Pages {
 
     /// `name`, or `<stem>-2.html`, `-3`, … when an earlier input's page has it.
     fn free_name(&mut self, name: &str) -> String {
-        let stem = name.strip_suffix(".html").unwrap_or(name);
-        (1u32..)
-            .map(|n| if n == 1 { name.to_owned() } else { format!("{stem}-{n}.html") })
-            .find(|c| self.taken.insert(c.to_ascii_lowercase()))
-            .unwrap_or_else(|| name.to_owned())
+        let file = name_for(name, |c| !self.taken.contains(&c.to_ascii_lowercase()));
+        self.taken.insert(file.to_ascii_lowercase());
+        file
     }
 
     /// The inputs `which` read again, into one transcript (their errors were said the first
@@ -231,6 +515,15 @@ impl Pages {
         }
         sink.into_inner().unwrap_or_else(|e| e.into_inner()).finish()
     }
+}
+
+/// `name`, or the first of `<stem>-2.html`, `-3`, … that is `free`.
+fn name_for(name: &str, free: impl Fn(&str) -> bool) -> String {
+    let stem = name.strip_suffix(".html").unwrap_or(name);
+    (1u32..)
+        .map(|n| if n == 1 { name.to_owned() } else { format!("{stem}-{n}.html") })
+        .find(|c| free(c))
+        .unwrap_or_else(|| name.to_owned())
 }
 
 /// Normalizes one input into the shared collector, stopping at SIGINT; `say`: its read errors
@@ -251,6 +544,7 @@ fn feed(input: &Input, options: &Options, sink: &Mutex<HtmlSink>, interrupted: &
     let mut shared = Shared(sink);
     loop {
         if interrupted.load(Ordering::Relaxed) {
+            found.interrupted = true;
             break;
         }
         let n = match reader.fill_buf() {

@@ -7,9 +7,9 @@
 
 use std::collections::BTreeMap;
 
-use super::{Accepts, Adapter, Claim, Cx, Mapped, NO_ID, Outcome, Own, Piece, Recent, ToolKinds, Verdict, content_text, failure_kind, subagent_status, summary, unlisted_kind};
+use super::{Accepts, Adapter, Blocks, Claim, Content, Cx, Mapped, NO_ID, Outcome, Own, Piece, Recent, ToolKinds, Verdict, content_text, failure_kind, subagent_status, summary, unlisted_kind};
 use crate::dialect::usage;
-use crate::event::{Envelope, Event, FailureKind, Level, ModelUsage, ServiceTier, SubagentOperation, SubagentStatus, Text, ToolKind, UnknownReason, Usage, UsageScope};
+use crate::event::{Dialect, Envelope, Event, FailureKind, Level, ModelUsage, ServiceTier, SubagentOperation, SubagentStatus, Text, ToolKind, UnknownReason, Usage, UsageScope};
 use crate::read::frame::Val;
 
 /// The `claude` dialect.
@@ -126,6 +126,10 @@ impl Adapter for Claude {
     fn finish(st: &mut State, cx: &mut dyn Cx) {
         flush_stream_usage(st, cx);
     }
+
+    fn map_block(b: Val<'_>, of: &Blocks, m: &mut Mapped) {
+        map_block(b, of, m, tool_kind);
+    }
 }
 
 /// Claude's own pieces: a message's repeats, resolved once per `message.id`.
@@ -230,12 +234,13 @@ const SDK_BOOKKEEPING: &[&str] = &[
 
 /// Maps one Claude frame.
 pub fn map(f: Val<'_>, m: &mut Mapped) {
-    map_with(f, m, tool_kind);
+    map_with(f, m, tool_kind, Dialect::Claude);
 }
 
 /// Maps one Claude-shaped frame whose tool names are read with `kinds` (Qwen's stream is
-/// Claude's, its tools are its own).
-pub(crate) fn map_with(f: Val<'_>, m: &mut Mapped, kinds: ToolKinds) {
+/// Claude's, its tools are its own), for `dialect` (whose [`Adapter::map_block`] maps the blocks
+/// of a very long content array).
+pub(crate) fn map_with(f: Val<'_>, m: &mut Mapped, kinds: ToolKinds, dialect: Dialect) {
     m.session_id = f.string_at("session_id");
     m.parent_tool_id = f.string_at("parent_tool_use_id");
     m.at = f.string_at("timestamp");
@@ -245,8 +250,8 @@ pub(crate) fn map_with(f: Val<'_>, m: &mut Mapped, kinds: ToolKinds) {
     m.frame = ty.to_owned();
     match ty {
         "system" => system(f, m),
-        "assistant" => assistant(f, m, kinds),
-        "user" => user(f, m),
+        "assistant" => assistant(f, m, kinds, dialect),
+        "user" => user(f, m, dialect),
         "result" => result(f, m),
         "stream_event" => stream_event(f, m),
         "rate_limit_event" => rate_limit(f, m),
@@ -449,7 +454,7 @@ fn subagent(f: Val<'_>, m: &mut Mapped, operation: SubagentOperation, raw_status
     });
 }
 
-fn assistant(f: Val<'_>, m: &mut Mapped, kinds: ToolKinds) {
+fn assistant(f: Val<'_>, m: &mut Mapped, kinds: ToolKinds, dialect: Dialect) {
     let Some(msg) = f.get("message").filter(|v| v.is_object()) else {
         return m.unknown(UnknownReason::MalformedFrame, None);
     };
@@ -470,7 +475,7 @@ fn assistant(f: Val<'_>, m: &mut Mapped, kinds: ToolKinds) {
             .unwrap_or_else(|| error.to_owned());
         return m.push(super::diagnostic(level, &format!("claude.api_error.{error}"), text, Vec::new()));
     }
-    assistant_content(msg, &message_id, m, kinds);
+    assistant_content(msg, &message_id, m, kinds, dialect);
     // `<synthetic>` messages (local command output, API error notices) are no model request.
     if model != Some("<synthetic>")
         && let Some(u) = msg.get("usage").filter(|u| u.is_object()).map(counters)
@@ -496,9 +501,23 @@ fn assistant(f: Val<'_>, m: &mut Mapped, kinds: ToolKinds) {
 
 /// The content of an assistant `message` (an array of blocks, or a plain string): text and
 /// thinking as whole-message pieces, tool blocks as tool events. Shared with the transcript
-/// adapter, whose lines hold the same `message` shapes; tool names are read with `kinds`.
-pub(crate) fn assistant_content(msg: Val<'_>, message_id: &Option<String>, m: &mut Mapped, kinds: ToolKinds) {
-    if let Some(blocks) = msg.array_at("content") {
+/// adapter, whose lines hold the same `message` shapes; tool names are read with `kinds`. An
+/// array of very many blocks is one [`Piece::Blocks`], mapped block by block (with [`block`],
+/// by `dialect`'s [`Adapter::map_block`]) when the fold reaches it.
+pub(crate) fn assistant_content(
+    msg: Val<'_>,
+    message_id: &Option<String>,
+    m: &mut Mapped,
+    kinds: ToolKinds,
+    dialect: Dialect,
+) {
+    if let Some(content) = msg.get("content")
+        && let Some(blocks) = content.array()
+    {
+        let count = content.array_len().unwrap_or_default();
+        if let Some(lazy) = Blocks::of(dialect, Content::Assistant, content, count, message_id) {
+            return m.pieces.push(lazy);
+        }
         for b in blocks {
             block(b, message_id, m, kinds);
         }
@@ -508,6 +527,20 @@ pub(crate) fn assistant_content(msg: Val<'_>, message_id: &Option<String>, m: &m
     }
 }
 
+/// Maps one block of a [`Blocks`] as the whole line's mapping maps it, tool names read with
+/// `kinds` (Claude's and the adapters that read Claude's content).
+pub(crate) fn map_block(b: Val<'_>, of: &Blocks, m: &mut Mapped, kinds: ToolKinds) {
+    match of.content {
+        Content::Assistant => block(b, &of.message_id, m, kinds),
+        Content::UserResults => {
+            if b.str_at("type") == Some("tool_result") {
+                tool_result(b, m);
+            }
+        }
+    }
+}
+
+/// Maps one block of an assistant message's content.
 fn block(b: Val<'_>, message_id: &Option<String>, m: &mut Mapped, kinds: ToolKinds) {
     let whole = |event| Piece::from(ClaudePiece::WholeMessage { message_id: message_id.clone(), event });
     match b.str_at("type") {
@@ -588,7 +621,7 @@ fn tool_result(b: Val<'_>, m: &mut Mapped) {
     );
 }
 
-fn user(f: Val<'_>, m: &mut Mapped) {
+fn user(f: Val<'_>, m: &mut Mapped, dialect: Dialect) {
     let Some(msg) = f.get("message").filter(|v| v.is_object()) else {
         return m.unknown(UnknownReason::MalformedFrame, None);
     };
@@ -603,7 +636,7 @@ fn user(f: Val<'_>, m: &mut Mapped) {
         m.set_frame("user", kind);
         return m.heartbeat();
     }
-    match user_content(msg, m) {
+    match user_content(msg, m, dialect) {
         Err(NotContent) => m.unknown(UnknownReason::MalformedFrame, None),
         Ok(Some(text)) => user_text(text, m),
         Ok(None) => {}
@@ -617,32 +650,49 @@ pub(crate) struct NotContent;
 /// The content of a user `message`: its `tool_result` blocks become `tool_completed` pieces, and
 /// its text is returned: a string as is, text blocks joined by `\n`, other blocks as `[<type>]`.
 /// `Ok(None)` when there is no text (a tool-result line). Shared with the transcript adapter.
-pub(crate) fn user_content(msg: Val<'_>, m: &mut Mapped) -> Result<Option<Text>, NotContent> {
+/// Very many tool results are one [`Piece::Blocks`] of `dialect`, mapped one by one when the
+/// fold reaches them.
+pub(crate) fn user_content(msg: Val<'_>, m: &mut Mapped, dialect: Dialect) -> Result<Option<Text>, NotContent> {
     let content = msg.get("content");
-    let mut texts: Vec<Text> = Vec::new();
     if let Some(s) = content.and_then(|c| c.text()) {
-        texts.push(s);
-    } else if let Some(blocks) = content.and_then(|c| c.array()) {
-        for b in blocks {
-            match b.str_at("type") {
-                Some("tool_result") => tool_result(b, m),
-                Some("text") => texts.extend(b.text_at("text")),
-                Some(other) => texts.push(Text::from(format!("[{other}]"))),
-                None => {}
-            }
-        }
-    } else {
+        return Ok(Some(s));
+    }
+    let Some((content, blocks)) = content.and_then(|c| Some((c, c.array()?))) else {
         return Err(NotContent);
-    }
-    if texts.is_empty() {
-        return Ok(None);
-    }
-    let text = if texts.len() == 1 {
-        texts.remove(0)
-    } else {
-        Text::from(texts.iter().map(|t| t.as_str().into_owned()).collect::<Vec<_>>().join("\n"))
     };
-    Ok(Some(text))
+    let is_result = |b: &Val<'_>| b.str_at("type") == Some("tool_result");
+    // One result stays on its line: the transcript gives a line of one result its duration.
+    let results = match content.array_len() {
+        Some(n) if n >= super::lazy_blocks() => content.array().map_or(0, |a| a.filter(is_result).count()),
+        _ => 0,
+    };
+    let lazy = match Blocks::of(dialect, Content::UserResults, content, results, &None) {
+        Some(p) if results >= 2 => {
+            m.pieces.push(p);
+            true
+        }
+        _ => false,
+    };
+    // Joined as they come: a line of many text blocks holds the text once.
+    let (mut first, mut joined): (Option<Text>, Option<String>) = (None, None);
+    let mut add = |t: Text| match (&first, &mut joined) {
+        (None, None) => first = Some(t),
+        (Some(f), None) => joined = Some([f.as_str(), t.as_str()].join("\n")),
+        (_, Some(j)) => {
+            j.push('\n');
+            j.push_str(&t.as_str());
+        }
+    };
+    for b in blocks {
+        match b.str_at("type") {
+            Some("tool_result") if !lazy => tool_result(b, m),
+            Some("tool_result") => {}
+            Some("text") => b.text_at("text").into_iter().for_each(&mut add),
+            Some(other) => add(Text::from(format!("[{other}]"))),
+            None => {}
+        }
+    }
+    Ok(joined.map(Text::from).or(first))
 }
 
 /// What the text of a user message is: a local command's echoed output (a `user/local_command`

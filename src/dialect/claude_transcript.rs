@@ -47,9 +47,9 @@
 //! final newline only (the fold knows this dialect is a saved log).
 
 use super::claude::{self, NotContent};
-use super::{Accepts, Adapter, Claim, Cx, Mapped, Own, Piece, Recent, failure_kind};
+use super::{Accepts, Adapter, Blocks, Claim, Cx, Mapped, Own, Piece, Recent, failure_kind};
 use crate::dialect::usage;
-use crate::event::{Envelope, Event, FailureKind, Level, UnknownReason};
+use crate::event::{Dialect, Envelope, Event, FailureKind, Level, UnknownReason};
 use crate::read::frame::Val;
 
 /// The `claude-transcript` dialect.
@@ -142,6 +142,12 @@ impl Adapter for Transcript {
 
     fn finish(st: &mut State, cx: &mut dyn Cx) {
         flush_growing(st, cx);
+    }
+
+    const DEFERS: bool = true;
+
+    fn map_block(b: Val<'_>, of: &Blocks, m: &mut Mapped) {
+        claude::map_block(b, of, m, claude::tool_kind);
     }
 }
 
@@ -272,25 +278,32 @@ fn assistant(f: Val<'_>, m: &mut Mapped) {
     }
     let message_id = msg.string_at("id");
     let model = msg.str_at("model");
-    claude::assistant_content(msg, &message_id, m, claude::tool_kind);
     // `<synthetic>` messages (local command output, API error notices) are no model request.
-    if model == Some("<synthetic>") {
-        return;
+    let usage = (model != Some("<synthetic>"))
+        .then(|| msg.get("usage").filter(|u| u.is_object()).map(crate::dialect::claude::counters))
+        .flatten()
+        .and_then(usage::non_empty)
+        .map(|figures| Event::Usage {
+            env: Envelope::default(),
+            usage: usage::with_context(figures),
+            model: model.map(str::to_owned),
+            message_id: message_id.clone(),
+            context_window: None,
+        });
+    // The message's usage is held (and the one held before written, as of its own line) before
+    // its content is folded: folding it writes no event of this line, and nothing of the line
+    // is then held back for an earlier line's event to come first (its blocks are written as
+    // they are folded, `Piece::Blocks`).
+    let mut own = None;
+    match (usage, &message_id) {
+        (Some(event), Some(id)) => m.push_piece(TranscriptPiece::GrowingUsage { message_id: id.clone(), event }),
+        // A line without a message id counts on its own, after its content.
+        (Some(event), None) => own = Some(event),
+        (None, _) => {}
     }
-    let Some(figures) = msg.get("usage").filter(|u| u.is_object()).map(crate::dialect::claude::counters).and_then(usage::non_empty) else {
-        return;
-    };
-    let event = Event::Usage {
-        env: Envelope::default(),
-        usage: usage::with_context(figures),
-        model: model.map(str::to_owned),
-        message_id: message_id.clone(),
-        context_window: None,
-    };
-    match message_id {
-        Some(message_id) => m.push_piece(TranscriptPiece::GrowingUsage { message_id, event }),
-        // A line without a message id counts on its own.
-        None => m.push(event),
+    claude::assistant_content(msg, &message_id, m, claude::tool_kind, Dialect::ClaudeTranscript);
+    if let Some(event) = own {
+        m.push(event);
     }
 }
 
@@ -343,7 +356,7 @@ fn user(f: Val<'_>, m: &mut Mapped) {
         return m.unknown(UnknownReason::MalformedFrame, None);
     };
     let before = m.pieces.len();
-    let text = match claude::user_content(msg, m) {
+    let text = match claude::user_content(msg, m, Dialect::ClaudeTranscript) {
         Ok(text) => text,
         Err(NotContent) => return m.unknown(UnknownReason::MalformedFrame, None),
     };
@@ -356,8 +369,10 @@ fn user(f: Val<'_>, m: &mut Mapped) {
         return;
     };
     tool_durations(f, &mut m.pieces[before..]);
-    // The user only speaks once the assistant's message is over.
-    m.push_piece(TranscriptPiece::EndMessage);
+    // The user only speaks once the assistant's message is over. Ended before the line's tool
+    // results are folded (folding it writes nothing of this line): nothing of the line is then
+    // held back for the earlier line's usage, and very many results are written as they come.
+    m.pieces.insert(before, TranscriptPiece::EndMessage.into());
     let flag = |k: &str| f.bool_at(k) == Some(true);
     let frame = if flag("isCompactSummary") {
         Some("user/compact_summary")

@@ -128,23 +128,38 @@ fn message_text(content: Option<Val<'_>>, sep: &str, others: bool) -> Option<Tex
     if content.is_str() {
         return content.text();
     }
-    let blocks: Vec<Val<'_>> = content.array()?.collect();
-    let texts: Vec<Val<'_>> = blocks.iter().copied().filter(|b| b.str_at("type") == Some("text")).collect();
-    if let [only] = texts.as_slice()
-        && (!others || blocks.len() == 1)
+    // Counted, then joined in one string: a line of very many blocks is not held again as a list
+    // of them and a list of their texts.
+    let (mut blocks, mut texts, mut only) = (0usize, 0usize, None);
+    for b in content.array()? {
+        blocks += 1;
+        if b.str_at("type") == Some("text") {
+            texts += 1;
+            only = Some(b);
+        }
+    }
+    if let (1, Some(only)) = (texts, only)
+        && (!others || blocks == 1)
     {
         return only.text_at("text").or_else(|| Some(Text::from("")));
     }
-    let mut parts: Vec<String> = Vec::new();
-    for b in &blocks {
+    let mut joined = String::new();
+    let mut first = true;
+    let mut part = |p: &str| {
+        if !std::mem::take(&mut first) {
+            joined.push_str(sep);
+        }
+        joined.push_str(p);
+    };
+    for b in content.array()? {
         match (b.str_at("type"), b.str_at("text")) {
-            (Some("text"), Some(t)) => parts.push(t.to_owned()),
+            (Some("text"), Some(t)) => part(t),
             (Some("text" | "thinking"), None) | (None, _) => {}
-            (Some(t), _) if others => parts.push(format!("[{t}]")),
+            (Some(t), _) if others => part(&format!("[{t}]")),
             _ => {}
         }
     }
-    Some(Text::from(parts.join(sep)))
+    Some(Text::from(joined))
 }
 
 fn user(f: Val<'_>, m: &mut Mapped) {

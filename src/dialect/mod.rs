@@ -6,7 +6,10 @@
 //! ([`Adapter::fold`]: Claude's partial-message assembly, a transcript's growing usage, Codex's
 //! running token totals, a rollout's copied history, OpenCode's steps). The generic fold (the
 //! normalizer's, a layer up) keeps only what every dialect shares and offers it to adapters through
-//! [`Cx`]. The registry (`src/dialects.rs`, expanded in [`registry`]) lists the adapters.
+//! [`Cx`]. The registry (`src/dialects.rs`, expanded in [`registry`]) lists the adapters. A
+//! message's content array of very many blocks is the exception to mapping a frame whole: it is
+//! one [`Piece::Blocks`], whose blocks the fold reads again and maps one by one
+//! ([`Adapter::map_block`]), writing each block's events before the next is mapped.
 //!
 //! Each adapter owns its CLI's tool-name → [`ToolKind`] table (a `tool_kind` function next to
 //! its mapping) and reads its own CLI's fields. What several adapters need lives here once, so
@@ -166,6 +169,77 @@ pub(crate) trait Adapter {
     fn finish(state: &mut Self::State, cx: &mut dyn Cx) {
         let _ = (state, cx);
     }
+
+    /// Whether this dialect's fold may write an event of an earlier line ([`Cx::defer`]), which
+    /// comes before the current line's: the fold then holds a line's events until its last
+    /// piece that may, instead of writing them as they come ([`Piece::Blocks`]).
+    const DEFERS: bool = false;
+
+    /// Maps one content block of a [`Piece::Blocks`] this dialect made (`of`), as mapping the
+    /// whole line would have mapped it.
+    fn map_block(block: Val<'_>, of: &Blocks, m: &mut Mapped) {
+        let _ = (block, of, m);
+    }
+}
+
+/// A message's content array of at least this many blocks is mapped block by block when the
+/// fold reaches it ([`Piece::Blocks`]) instead of with the rest of its line.
+pub(crate) const LAZY_BLOCKS: usize = 1024;
+
+#[cfg(test)]
+thread_local! {
+    /// [`LAZY_BLOCKS`] on this thread, lowered by tests so that every content array is mapped
+    /// block by block, and its output compared with the whole line's mapping.
+    pub(crate) static LAZY_BLOCKS_HERE: std::cell::Cell<usize> = const { std::cell::Cell::new(LAZY_BLOCKS) };
+}
+
+/// [`LAZY_BLOCKS`], or a test's own.
+pub(crate) fn lazy_blocks() -> usize {
+    #[cfg(test)]
+    return LAZY_BLOCKS_HERE.get();
+    #[cfg(not(test))]
+    LAZY_BLOCKS
+}
+
+/// The content blocks of one message, mapped one by one when the fold reaches them rather than
+/// all at once when the line is read: a line of hundreds of thousands of blocks would otherwise
+/// hold a piece, then an event, of several hundred bytes per block before the first is written.
+/// The fold reads the array again from the line's bytes ([`Val::own_span`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Blocks {
+    /// The dialect whose [`Adapter::map_block`] maps each block.
+    pub dialect: Dialect,
+    /// Whose content it is.
+    pub content: Content,
+    /// Where the array is in the bytes the line was read from.
+    pub span: std::ops::Range<u32>,
+    /// The message the blocks are of.
+    pub message_id: Option<String>,
+}
+
+/// Whose content a [`Blocks`] is: an adapter maps the two apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Content {
+    /// An assistant message's (text, thinking, tool calls).
+    Assistant,
+    /// A user message's: only its tool results (its text is taken when the line is read).
+    UserResults,
+}
+
+impl Blocks {
+    /// A [`Piece::Blocks`] for the array `content` when `count` of its blocks make pieces, at
+    /// least [`LAZY_BLOCKS`], and it can be read again from the line's own bytes.
+    pub(crate) fn of(
+        dialect: Dialect,
+        of: Content,
+        content: Val<'_>,
+        count: usize,
+        message_id: &Option<String>,
+    ) -> Option<Piece> {
+        let span = content.own_span()?;
+        (count >= lazy_blocks())
+            .then(|| Piece::Blocks(Blocks { dialect, content: of, span, message_id: message_id.clone() }))
+    }
 }
 
 /// What the generic fold offers an adapter's own fold.
@@ -226,6 +300,8 @@ pub enum Piece {
     /// A piece only one dialect's fold resolves, against that dialect's state.
     #[allow(private_interfaces)]
     Own(Own),
+    /// Content blocks to map one by one when the fold reaches them.
+    Blocks(Blocks),
 }
 
 /// What an adapter makes of one frame.

@@ -24,9 +24,9 @@
 //! `claude`, tool names and all).
 
 use super::claude::{Claude, ClaudePiece};
-use super::{Accepts, Adapter, Claim, Cx, Mapped, Own, Piece, Recent, diagnostic, unlisted_kind};
+use super::{Accepts, Adapter, Blocks, Claim, Cx, Mapped, Own, Piece, Recent, diagnostic, unlisted_kind};
 use crate::dialect::usage;
-use crate::event::{Envelope, Event, Level, ToolKind, UnknownReason, Usage};
+use crate::event::{Dialect, Envelope, Event, Level, ToolKind, UnknownReason, Usage};
 use crate::read::frame::Val;
 
 /// The `qwen` dialect.
@@ -85,6 +85,13 @@ impl Adapter for Qwen {
 
     fn turn_ended(st: &mut State) {
         st.stream_msg = None;
+    }
+
+    fn map_block(b: Val<'_>, of: &Blocks, m: &mut Mapped) {
+        super::claude::map_block(b, of, m, tool_kind);
+        for piece in &mut m.pieces {
+            *piece = block_piece(std::mem::replace(piece, Piece::ResetTools));
+        }
     }
 }
 
@@ -181,9 +188,28 @@ fn late_kind(name: &str, kind: ToolKind) -> ToolKind {
     }
 }
 
+/// A piece Claude's mapping of a content block made, as Qwen's: a whole message's text is
+/// resolved against Qwen's state, a tool's kind is read with Qwen's late names.
+// Inlined: a piece is several hundred bytes, and each call would copy it.
+#[inline(always)]
+fn block_piece(piece: Piece) -> Piece {
+    match piece {
+        Piece::Own(Own::Claude(ClaudePiece::WholeMessage { message_id, event })) => {
+            QwenPiece::Whole { message_id, event }.into()
+        }
+        Piece::Event(mut ev) => {
+            if let Event::ToolStarted { name, kind, .. } = &mut ev {
+                *kind = late_kind(name, *kind);
+            }
+            Piece::Event(ev)
+        }
+        other => other,
+    }
+}
+
 /// Maps one Qwen frame: Claude's mapping, with Qwen's usage, init keys and stream events.
 pub fn map(f: Val<'_>, m: &mut Mapped) {
-    super::claude::map_with(f, m, tool_kind);
+    super::claude::map_with(f, m, tool_kind, Dialect::Qwen);
     let ty = f.str_at("type");
     // `goal_state` / `tool_progress` stream events: liveness.
     if m.unknown == Some(UnknownReason::UnrecognizedFrame)
@@ -207,10 +233,11 @@ pub fn map(f: Val<'_>, m: &mut Mapped) {
             Piece::Own(Own::Claude(c)) => match c {
                 ClaudePiece::StreamStart { message_id, .. } => QwenPiece::StreamStart { message_id }.into(),
                 ClaudePiece::StreamText(ev) => QwenPiece::StreamText(ev).into(),
-                ClaudePiece::WholeMessage { message_id, event } => QwenPiece::Whole { message_id, event }.into(),
+                c @ ClaudePiece::WholeMessage { .. } => block_piece(c.into()),
                 // Replaced below by the line's own final figures.
                 ClaudePiece::MessageUsage { .. } | ClaudePiece::StreamUsage { .. } => continue,
             },
+            Piece::Event(ev @ Event::ToolStarted { .. }) => block_piece(Piece::Event(ev)),
             Piece::Event(mut ev) => {
                 match &mut ev {
                     Event::SessionStarted { cli_version, permission_mode, .. } => {
@@ -221,7 +248,6 @@ pub fn map(f: Val<'_>, m: &mut Mapped) {
                             *permission_mode = f.string_at("permission_mode");
                         }
                     }
-                    Event::ToolStarted { name, kind, .. } => *kind = late_kind(name, *kind),
                     Event::TurnCompleted { usage, .. } => *usage = msg_usage,
                     Event::TurnFailed { usage, error, .. } => {
                         *usage = msg_usage;

@@ -104,6 +104,25 @@ macro_rules! define_registry {
             }
         }
 
+        /// Maps one block of a [`super::Blocks`] with the adapter of its dialect.
+        pub(crate) fn map_block(block: Val<'_>, of: &super::Blocks, m: &mut Mapped) {
+            match of.dialect {
+                $(Dialect::$variant => <super::$module::$adapter as Adapter>::map_block(block, of, m),)*
+            }
+        }
+
+        /// Whether some dialect's fold may write an event of an earlier line ([`Adapter::DEFERS`]).
+        pub(crate) const ANY_DEFERS: bool = false $(|| <super::$module::$adapter as Adapter>::DEFERS)*;
+
+        impl Own {
+            /// Whether folding this piece may write an event of an earlier line.
+            pub(crate) fn defers(&self) -> bool {
+                match self {
+                    $(Own::$variant(_) => <super::$module::$adapter as Adapter>::DEFERS,)*
+                }
+            }
+        }
+
         /// Whether `d` reads saved logs (SPEC §3 `complete`).
         pub(crate) fn is_saved_log(d: Dialect) -> bool {
             match d {

@@ -4,7 +4,10 @@
 //! tools already started, the text already written in a turn, the last rate-limit readings, the
 //! turn's state and the counters of `run_ended` — fills each event's envelope and hands it to a
 //! [`Sink`]. What only one dialect needs lives in that dialect's adapter ([`crate::dialect`]),
-//! which the fold calls with its own state and a [`Cx`] onto this one.
+//! which the fold calls with its own state and a [`Cx`] onto this one. A line's events are
+//! written once its pieces are folded, except the blocks of a [`Piece::Blocks`], which are read
+//! again from the line, folded and written one by one (memory stays a small multiple of the line
+//! whatever number of blocks it holds).
 
 use std::collections::HashMap;
 
@@ -27,6 +30,9 @@ pub struct Fold {
     out_buf: Vec<Event>,
     /// Parses a line again when its decode lacks the mapping of the dialect picked for it.
     reparser: Option<Box<Parser>>,
+    /// The parser of the stream's lines (the normalizer decodes with it too), which reads the
+    /// content blocks of a [`Piece::Blocks`] again when the fold reaches them.
+    parser: Parser,
 }
 
 /// What the fold keeps for every dialect.
@@ -218,6 +224,67 @@ fn ends_turn(ev: &Event) -> bool {
     matches!(ev, Event::TurnCompleted { .. } | Event::TurnFailed { .. } | Event::Interrupt { .. })
 }
 
+/// Whether folding `piece` may write an event of an earlier line ([`Cx::defer`]).
+fn may_defer(piece: &Piece) -> bool {
+    match piece {
+        Piece::Own(own) => own.defers(),
+        // A turn's end lets every dialect write what it held for the turn.
+        Piece::Event(ev) => ends_turn(ev) && dialect::registry::ANY_DEFERS,
+        _ => false,
+    }
+}
+
+/// Folds one piece of the line being applied (a [`Piece::Blocks`] is expanded by the caller).
+// Inlined: a piece is several hundred bytes, and each call would copy it.
+#[inline(always)]
+fn fold_piece(states: &mut States, step: &mut Step<'_>, piece: Piece) {
+    match piece {
+        Piece::Event(ev) if ends_turn(&ev) => {
+            states.turn_ending(step);
+            step.event(ev);
+            states.turn_ended();
+        }
+        Piece::Event(ev) => step.event(ev),
+        Piece::ResetTools => {
+            step.core.tools.clear();
+            step.core.completed.clear();
+            step.new_session = true;
+        }
+        Piece::TurnText { text, fragment, message_id } => step.turn_text(text, fragment, message_id),
+        Piece::Model(model) => step.core.model = Some(model),
+        Piece::Own(own) => states.fold(own, step),
+        // Never inside a block's pieces.
+        Piece::Blocks(_) => {}
+    }
+}
+
+/// What a line has written before its end (its blocks, written as they were folded).
+#[derive(Default)]
+struct Written {
+    events: usize,
+    /// Only when surveying.
+    heartbeats: usize,
+}
+
+impl Written {
+    /// Counts the events of `out` (and its heartbeats, when `surveying`).
+    fn count(&mut self, out: &[Event], surveying: bool) {
+        self.events += out.len();
+        if surveying {
+            self.heartbeats += out.iter().filter(|e| matches!(e, Event::Heartbeat { .. })).count();
+        }
+    }
+
+    /// Writes the line's events folded so far.
+    fn flush(&mut self, step: &mut Step<'_>, d: Dialect, line: &[u8], sink: &mut dyn Sink) {
+        self.count(step.out, step.core.survey.is_some());
+        for ev in step.out.iter_mut() {
+            step.core.emit_line(ev, Some(d), step.line_no, line, sink);
+        }
+        step.out.clear();
+    }
+}
+
 impl Fold {
     /// A fold for one stream.
     pub fn new(opts: Options) -> Fold {
@@ -252,6 +319,7 @@ impl Fold {
             states: States::default(),
             out_buf: Vec::new(),
             reparser: None,
+            parser: Parser::default(),
         }
     }
 
@@ -287,9 +355,12 @@ impl Fold {
     }
 
     /// Decodes the line to be applied next ([`Fold::apply`]): like [`decode`](super::decode),
-    /// but mapped only as the dialect this fold will pick for it (one thread's way).
-    pub fn decode_next(&self, parser: &mut Parser, line: &[u8]) -> Decoded {
-        super::decode_for(parser, line, self.core.opts.dialect, &mut self.possible())
+    /// but mapped only as the dialect this fold will pick for it (one thread's way), with the
+    /// fold's own parser (the one it reads a line's blocks again with, so that a long line is
+    /// indexed once).
+    pub fn decode_next(&mut self, line: &[u8]) -> Decoded {
+        let mut possible = self.possible();
+        super::decode_for(&mut self.parser, line, self.core.opts.dialect, &mut possible)
     }
 
     /// Writes `run_started`.
@@ -392,35 +463,51 @@ impl Fold {
         core.cur = Current { at, parent_tool_id: m.parent_tool_id, sidechain: m.sidechain };
         let mut out = std::mem::take(&mut self.out_buf);
         let mut pieces = m.pieces;
+        // The line's events are written at its end, but for the blocks of a `Piece::Blocks`:
+        // those are written as they are folded, when no later piece of the line may write an
+        // event of an earlier line (which comes before the line's).
+        let mut written = Written::default();
         let mut step = Step { core: &mut self.core, out: &mut out, line_no, new_session: false };
-        for piece in pieces.drain(..) {
+        let mut drain = pieces.drain(..);
+        while let Some(piece) = drain.next() {
             match piece {
-                Piece::Event(ev) if ends_turn(&ev) => {
-                    self.states.turn_ending(&mut step);
-                    step.event(ev);
-                    self.states.turn_ended();
+                Piece::Blocks(blocks) => {
+                    let stream = !drain.as_slice().iter().any(may_defer);
+                    if stream {
+                        step.core.emit_deferred(Some(d), sink);
+                        written.flush(&mut step, d, line, sink);
+                    }
+                    self.parser.with_array(
+                        line.get(blocks.span.start as usize..blocks.span.end as usize).unwrap_or_default(),
+                        |array| {
+                            let mut one = Mapped::new();
+                            for b in array.into_iter().flat_map(|a| a.array().into_iter().flatten()) {
+                                dialect::registry::map_block(b, &blocks, &mut one);
+                                for piece in one.pieces.drain(..) {
+                                    fold_piece(&mut self.states, &mut step, piece);
+                                }
+                                if stream {
+                                    written.flush(&mut step, d, line, sink);
+                                }
+                            }
+                            Mapped::recycle(one.pieces);
+                        },
+                    );
                 }
-                Piece::Event(ev) => step.event(ev),
-                Piece::ResetTools => {
-                    step.core.tools.clear();
-                    step.core.completed.clear();
-                    step.new_session = true;
-                }
-                Piece::TurnText { text, fragment, message_id } => step.turn_text(text, fragment, message_id),
-                Piece::Model(model) => step.core.model = Some(model),
-                Piece::Own(own) => self.states.fold(own, &mut step),
+                piece => fold_piece(&mut self.states, &mut step, piece),
             }
         }
+        drop(drain);
         Mapped::recycle(pieces);
         let core = &mut self.core;
         core.emit_deferred(Some(d), sink);
+        written.count(&out, core.survey.is_some());
         if core.survey.is_some() {
-            let heartbeat_only = out.iter().all(|e| matches!(e, Event::Heartbeat { .. }));
-            let read_as = if heartbeat_only { ReadAs::Heartbeat } else { ReadAs::Mapped };
+            let read_as = if written.heartbeats == written.events { ReadAs::Heartbeat } else { ReadAs::Mapped };
             core.record(Some(d), m.frame.clone(), read_as, line_no);
         }
         // A line whose pieces all resolved to nothing (repeats, held usage) is still named.
-        if out.is_empty() {
+        if written.events == 0 {
             out.push(Event::heartbeat(m.frame));
         }
         // Written in place: an event is a few hundred bytes, each move a copy.

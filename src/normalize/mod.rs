@@ -276,7 +276,6 @@ pub struct Summary {
 /// ```
 pub struct Normalizer {
     fold: Fold,
-    parser: Parser,
     forced: Option<Dialect>,
     max_line: usize,
     carry: Vec<u8>,
@@ -321,7 +320,6 @@ impl Normalizer {
             forced: opts.dialect,
             max_line: opts.max_line_bytes.max(1),
             fold: Fold::new(opts),
-            parser: Parser::default(),
             carry: Vec::new(),
             overlong: None,
             line_no: 0,
@@ -492,7 +490,7 @@ impl Normalizer {
 
     /// Decodes a line to be applied next: mapped only as the dialect the fold will pick for it.
     fn decode(&mut self, line: &[u8]) -> Decoded {
-        self.fold.decode_next(&mut self.parser, line)
+        self.fold.decode_next(line)
     }
 
     /// A document's closing `}` arrived: one frame if it parses, else line by line.
@@ -655,8 +653,8 @@ mod tests {
         let qwen = include_str!("../../fixtures/qwen/whole_messages.jsonl");
         let exact = fold_with(qwen, |p, line, mut possible| decode_for(p, line, None, &mut possible));
         // Decoded for a fold that saw none of the stream (so as Claude's): mapped again.
-        let stale = Fold::new(Options::default());
-        assert_eq!(fold_with(qwen, |p, line, _| stale.decode_next(p, line)), exact);
+        let mut stale = Fold::new(Options::default());
+        assert_eq!(fold_with(qwen, |_, line, _| stale.decode_next(line)), exact);
         assert!(exact.iter().any(|e| e.env().dialect == Some(Dialect::Qwen)));
         let every = fold_with(qwen, |p, line, _| decode(p, line, None));
         assert_eq!(every, exact);
@@ -681,5 +679,156 @@ mod tests {
         fn send<T: Send>() {}
         send::<super::Decoded>();
         send::<super::Fold>();
+    }
+
+    /// The NDJSON of `input` normalized with `opts`, every content array of at least `lazy`
+    /// blocks mapped block by block at fold time.
+    fn ndjson(input: &[u8], opts: &Options, lazy: usize) -> Vec<u8> {
+        crate::dialect::LAZY_BLOCKS_HERE.set(lazy);
+        let mut sink = crate::NdjsonSink::default();
+        let mut n = Normalizer::new(opts.clone());
+        n.feed(input, &mut sink);
+        n.finish(&mut sink);
+        crate::dialect::LAZY_BLOCKS_HERE.set(crate::dialect::LAZY_BLOCKS);
+        sink.buf
+    }
+
+    #[test]
+    fn content_blocks_mapped_at_fold_time_write_what_the_whole_line_does() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+        let mut files: Vec<_> = std::fs::read_dir(&root)
+            .unwrap()
+            .flat_map(|d| std::fs::read_dir(d.unwrap().path()).into_iter().flatten())
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+            .collect();
+        files.sort();
+        assert!(files.len() > 50, "{} fixtures", files.len());
+        let base = Options::default().observed_at(false);
+        let variants =
+            [base.clone(), base.clone().raw(true), base.clone().redact(true), base.dialect(Some(Dialect::Qwen))];
+        let mut lazy_lines = 0;
+        for f in &files {
+            let input = std::fs::read(f).unwrap();
+            for opts in &variants {
+                let whole = ndjson(&input, opts, usize::MAX);
+                let lazy = ndjson(&input, opts, 1);
+                assert!(whole == lazy, "{}: {opts:?}\n{}", f.display(), first_difference(&whole, &lazy));
+            }
+            lazy_lines += input.split(|&b| b == b'\n').filter(|l| l.windows(11).any(|w| w == b"\"content\":[")).count();
+        }
+        assert!(lazy_lines > 100, "content arrays read block by block: {lazy_lines}");
+    }
+
+    /// Streams of many blocks per line, of every kind the Claude-shaped adapters read one by
+    /// one: text, thinking, tool calls (a plan among them) and their results, in stream-json
+    /// (with and without partial messages), Qwen's and a transcript's lines.
+    fn many_blocks(n: usize) -> Vec<(&'static str, String)> {
+        let assistant: Vec<String> = (0..n)
+            .map(|i| match i % 6 {
+                0 => format!(r#"{{"type":"text","text":"word {i} \u00e9\n"}}"#),
+                1 => format!(r#"{{"type":"thinking","thinking":"think {i}"}}"#),
+                2 => format!(r#"{{"type":"tool_use","id":"toolu_{i}","name":"Bash","input":{{"command":"ls {i}"}}}}"#),
+                3 => format!(
+                    r#"{{"type":"tool_use","id":"toolu_{i}","name":"TodoWrite","input":{{"todos":[{{"content":"t{i}","status":"in_progress"}}]}}}}"#
+                ),
+                4 => r#"{"type":"redacted_thinking","data":"x"}"#.to_owned(),
+                _ => r#"{"type":"text","text":""}"#.to_owned(),
+            })
+            .collect();
+        let results: Vec<String> = (0..n)
+            .map(|i| match i % 4 {
+                0 | 1 => format!(
+                    r#"{{"type":"tool_result","tool_use_id":"toolu_{}","content":"out {i}","is_error":{}}}"#,
+                    i / 4 * 6 + 2 + (i % 2),
+                    i % 8 == 1
+                ),
+                2 => format!(r#"{{"type":"text","text":"user {i}"}}"#),
+                _ => r#"{"type":"image","source":{}}"#.to_owned(),
+            })
+            .collect();
+        let (a, r) = (assistant.join(","), results.join(","));
+        let stream = format!(
+            r#"{{"type":"system","subtype":"init","session_id":"s1","model":"m","tools":[]}}
+{{"type":"assistant","message":{{"id":"msg_1","model":"m","content":[{a}],"usage":{{"input_tokens":3,"output_tokens":1}}}},"session_id":"s1"}}
+{{"type":"user","message":{{"role":"user","content":[{r}]}},"session_id":"s1"}}
+{{"type":"stream_event","event":{{"type":"message_start","message":{{"id":"msg_2","model":"m","usage":{{"input_tokens":1,"output_tokens":1}}}}}},"session_id":"s1"}}
+{{"type":"stream_event","event":{{"type":"content_block_delta","index":0,"delta":{{"type":"text_delta","text":"word 0 "}}}},"session_id":"s1"}}
+{{"type":"assistant","message":{{"id":"msg_2","model":"m","content":[{a}],"usage":{{"input_tokens":3,"output_tokens":1}}}},"session_id":"s1"}}
+{{"type":"stream_event","event":{{"type":"content_block_delta","index":0,"delta":{{"type":"text_delta","text":"word 0 "}}}},"session_id":"s1"}}
+{{"type":"assistant","message":{{"model":"m","content":[{a}]}},"session_id":"s1"}}
+{{"type":"result","subtype":"success","is_error":false,"result":"done","session_id":"s1","usage":{{"input_tokens":3,"output_tokens":1}}}}
+"#
+        );
+        let qwen = stream.replacen(r#""tools":[]"#, r#""tools":[],"qwen_code_version":"0.1""#, 1);
+        let line = |ty: &str, n: usize, body: &str| {
+            format!(
+                r#"{{"type":"{ty}","uuid":"u{n}","parentUuid":null,"sessionId":"s1","timestamp":"2026-01-01T00:00:0{n}Z","message":{body}}}"#
+            )
+        };
+        let transcript = [
+            line("user", 1, r#"{"role":"user","content":"hi"}"#),
+            line(
+                "assistant",
+                2,
+                &format!(
+                    r#"{{"id":"msg_1","model":"m","content":[{a}],"usage":{{"input_tokens":3,"output_tokens":1}}}}"#
+                ),
+            ),
+            line(
+                "assistant",
+                3,
+                &format!(
+                    r#"{{"id":"msg_1","model":"m","content":[{a}],"usage":{{"input_tokens":3,"output_tokens":9}}}}"#
+                ),
+            ),
+            line(
+                "assistant",
+                4,
+                &format!(
+                    r#"{{"id":"msg_2","model":"m","content":[{a}],"usage":{{"input_tokens":4,"output_tokens":2}}}}"#
+                ),
+            ),
+            line("user", 5, &format!(r#"{{"role":"user","content":[{r}]}}"#)),
+            line(
+                "assistant",
+                6,
+                &format!(r#"{{"model":"m","content":[{a}],"usage":{{"input_tokens":5,"output_tokens":2}}}}"#),
+            ),
+            line("user", 7, &format!(r#"{{"role":"user","content":[{r}]}}"#)),
+        ]
+        .join("\n")
+            + "\n";
+        vec![("stream-json", stream), ("qwen", qwen), ("transcript", transcript)]
+    }
+
+    #[test]
+    fn very_many_blocks_mapped_at_fold_time_write_what_the_whole_line_does() {
+        let base = Options::default().observed_at(false);
+        let only = base.clone().filter(TypeFilter::only(&["tool_completed".to_owned()]).unwrap());
+        let small = [base.clone(), base.clone().raw(true), base.clone().redact(true), only.clone()];
+        let cases = many_blocks(40).into_iter().map(|c| (c, &small[..]));
+        let large = [base.clone(), only];
+        for ((name, input), variants) in
+            cases.chain(many_blocks(crate::dialect::LAZY_BLOCKS + 7).into_iter().map(|c| (c, &large[..])))
+        {
+            for opts in variants {
+                let whole = ndjson(input.as_bytes(), opts, usize::MAX);
+                let lazy = ndjson(input.as_bytes(), opts, 1);
+                let default = ndjson(input.as_bytes(), opts, crate::dialect::LAZY_BLOCKS);
+                assert!(whole == lazy, "{name}: {opts:?}\n{}", first_difference(&whole, &lazy));
+                assert!(whole == default, "{name}: {opts:?}\n{}", first_difference(&whole, &default));
+                assert!(whole.len() > 2000, "{name}: {} bytes", whole.len());
+            }
+        }
+    }
+
+    /// Where two outputs first differ, and their lines there.
+    fn first_difference(a: &[u8], b: &[u8]) -> String {
+        let (a, b) = (String::from_utf8_lossy(a), String::from_utf8_lossy(b));
+        match a.lines().zip(b.lines()).enumerate().find(|(_, (x, y))| x != y) {
+            Some((i, (x, y))) => format!("line {}:\n  whole: {x}\n  lazy:  {y}", i + 1),
+            None => format!("{} lines against {}", a.lines().count(), b.lines().count()),
+        }
     }
 }

@@ -116,6 +116,21 @@ impl Parser {
         doc.root_keys = &self.root_keys;
         f(Ok(Val { doc: &doc, i: 0 }))
     }
+
+    /// Parses `bytes`, the text of a JSON array that [`Val::own_span`] gave for an earlier
+    /// line, and hands the array to `f` (`None` when the bytes are not one), with the buffers
+    /// of this parser: the fold reads the content blocks of a very long line again, one by
+    /// one, instead of holding the events of all of them at once.
+    pub fn with_array<R, F>(&mut self, bytes: &[u8], f: F) -> R
+    where
+        F: FnOnce(Option<Val<'_>>) -> R,
+    {
+        self.arena.reset();
+        let Ok(text) = self.scanner.scan(bytes) else { return f(None) };
+        let doc = Doc { text, nodes: &self.scanner.nodes, arena: &self.arena, own: true, root_keys: &[] };
+        let root = Val { doc: &doc, i: 0 };
+        f((root.node().kind == Kind::Array).then_some(root))
+    }
 }
 
 /// A line the scanner refused: the bytes to read instead, as SPEC §1 says, if there are any.
@@ -289,6 +304,18 @@ impl<'t> Val<'t> {
 
     fn at(&self, i: u32) -> Val<'t> {
         Val { doc: self.doc, i }
+    }
+
+    /// Where this value is in the bytes that were parsed, when they are the input's own (not
+    /// a repaired copy of them): [`Parser::with_array`] can read it again from them.
+    pub fn own_span(&self) -> Option<std::ops::Range<u32>> {
+        let n = self.node();
+        self.doc.own.then_some(n.start..n.end)
+    }
+
+    /// The number of elements, when this is an array (without decoding any of them).
+    pub fn array_len(&self) -> Option<usize> {
+        self.array().map(Iterator::count)
     }
 
     /// The text of this value in the line.
