@@ -3,6 +3,9 @@
 # wall time and peak RSS, cold (page cache dropped where allowed, else first run) and warm
 # (the same command again), for the session and day reports.
 #
+# agentnorm's cold run starts with an empty usage cache (AGENTNORM_CACHE_DIR, a fresh temporary
+# folder), its warm run is the same command again (reading that cache).
+#
 # Usage: scripts/bench-usage.sh [HOME_DIR] [MB]
 #   HOME_DIR  default: ${TMPDIR:-/tmp}/agentnorm-bench-home (made by scripts/mkhome if absent)
 #   MB        size for mkhome (default 2000)
@@ -54,9 +57,13 @@ for report in session daily; do
   by=$([ $report = daily ] && echo day || echo session)
   drop; run "ccusage $report --json --offline (cold)" "$ccusage" $report --json --offline; c_cold=$(cat /tmp/bench-usage.last)
   run "ccusage $report --json --offline (warm)" "$ccusage" $report --json --offline; c_warm=$(cat /tmp/bench-usage.last)
+  # Cold: no usage cache and no page cache. Warm: the same command again (the cache it wrote).
+  export AGENTNORM_CACHE_DIR; AGENTNORM_CACHE_DIR="$(mktemp -d)"
   drop; run "agentnorm usage --by $by --json (cold)" "$bin" usage --by "$by" --json; a_cold=$(cat /tmp/bench-usage.last)
   run "agentnorm usage --by $by --json (warm)" "$bin" usage --by "$by" --json; a_warm=$(cat /tmp/bench-usage.last)
-  run "agentnorm usage --by $by -j1 (warm)" "$bin" usage --by "$by" --json -j1
+  run "agentnorm usage --by $by --no-cache (page cache warm)" "$bin" usage --by "$by" --json --no-cache
+  run "agentnorm usage --by $by -j1 --no-cache" "$bin" usage --by "$by" --json -j1 --no-cache
+  rm -rf "$AGENTNORM_CACHE_DIR"
   echo "  $report: ccusage/agentnorm cold $(ratio "$c_cold" "$a_cold")x, warm $(ratio "$c_warm" "$a_warm")x; agentnorm warm/cold $(ratio "$a_warm" "$a_cold")"
 done
-run "agentnorm usage --by day, Claude logs only" "$bin" usage --by day --json "$projects"
+run "agentnorm usage --by day, Claude logs only" "$bin" usage --by day --json --no-cache "$projects"
