@@ -66,4 +66,12 @@ for report in session daily; do
   rm -rf "$AGENTNORM_CACHE_DIR"
   echo "  $report: ccusage/agentnorm cold $(ratio "$c_cold" "$a_cold")x, warm $(ratio "$c_warm" "$a_warm")x; agentnorm warm/cold $(ratio "$a_warm" "$a_cold")"
 done
+# The status line as Claude Code runs it, at the end of a mkhome home's last day.
+status='{"model":{"display_name":"Opus"},"session_id":"none","transcript_path":"/nonexistent"}'
+AGENTNORM_CACHE_DIR="$(mktemp -d)"
+statusline() { printf '%s' "$status" | "$bin" statusline --now 2026-05-31T00:00:00Z; }
+export -f statusline; export bin status
+drop; run "agentnorm statusline (cold: no cache)" bash -c statusline
+run "agentnorm statusline (warm)" bash -c statusline
+rm -rf "$AGENTNORM_CACHE_DIR"
 run "agentnorm usage --by day, Claude logs only" "$bin" usage --by day --json --no-cache "$projects"
