@@ -86,3 +86,16 @@ fn fuzz_line_ending_in_backslash_after_unicode_escape_does_not_panic() {
         }
     }
 }
+
+/// Crash 2026-12-02 (`normalize`, `qwen`): a source of only a byte-order mark, no newline. The
+/// normalizer reads it as empty (`lines: 0`, complete), however it is split; the harness had
+/// counted it as one line. The mark followed by a newline is one (blank) line.
+#[test]
+fn fuzz_a_source_of_only_a_byte_order_mark_is_empty() {
+    let out = same_for_every_split(b"\xEF\xBB\xBF", 1 << 20);
+    let last = out.last().expect("run_ended");
+    assert_eq!((last["type"].as_str(), last["lines"].as_u64()), (Some("run_ended"), Some(0)));
+    assert_eq!(last["complete"], true);
+    let out = same_for_every_split(b"\xEF\xBB\xBF\n", 1 << 20);
+    assert_eq!(out.last().expect("run_ended")["lines"].as_u64(), Some(1));
+}

@@ -22,8 +22,11 @@ fn fnv(data: &[u8]) -> u64 {
 }
 
 /// The input's line count as `run_ended.lines` must say it: one per `\n`, plus a last line
-/// without newline.
+/// without newline; a source that is only a byte-order mark is empty.
 pub fn line_count(data: &[u8]) -> u64 {
+    if data == b"\xEF\xBB\xBF" {
+        return 0;
+    }
     let nl = data.iter().filter(|&&b| b == b'\n').count() as u64;
     nl + u64::from(data.last().is_some_and(|&b| b != b'\n'))
 }
