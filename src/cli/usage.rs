@@ -13,48 +13,9 @@ use super::cache::{FileId, UsageCache};
 use super::input::Input;
 use super::{exec, input, progress, stdout};
 
-/// Where `agentnorm usage` looks when given no path: the saved sessions of Claude Code and Codex,
-/// those that exist.
+/// Where `agentnorm usage` looks when given no path ([`agentnorm::sink::report::default_log_folders`]).
 pub fn default_usage_paths() -> Vec<PathBuf> {
-    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
-    usage_paths(env("HOME").map(PathBuf::from), env("CLAUDE_CONFIG_DIR"), env("CODEX_HOME"))
-        .into_iter()
-        .filter(|p| p.is_dir())
-        .collect()
-}
-
-/// Claude Code: every `projects` folder of `$CLAUDE_CONFIG_DIR` (comma-separated), else
-/// `~/.config/claude/projects` (newer builds) and `~/.claude/projects`; Codex: `sessions` and
-/// `archived_sessions` of `$CODEX_HOME`, else of `~/.codex` (archived copies are counted once by
-/// the report's dedupe).
-fn usage_paths(
-    home: Option<PathBuf>,
-    claude_config: Option<std::ffi::OsString>,
-    codex_home: Option<std::ffi::OsString>,
-) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    match claude_config {
-        Some(dirs) => {
-            for d in dirs.to_string_lossy().split(',').map(str::trim).filter(|d| !d.is_empty()) {
-                let d = PathBuf::from(d);
-                // The variable may name the config folder or its projects folder.
-                out.push(if d.ends_with("projects") { d } else { d.join("projects") });
-            }
-        }
-        None => {
-            if let Some(h) = &home {
-                out.push(h.join(".config/claude/projects"));
-                out.push(h.join(".claude/projects"));
-            }
-        }
-    }
-    let codex = codex_home.map(PathBuf::from).or_else(|| home.as_ref().map(|h| h.join(".codex")));
-    if let Some(c) = codex {
-        out.push(c.join("sessions"));
-        out.push(c.join("archived_sessions"));
-    }
-    out.dedup();
-    out
+    agentnorm::sink::report::default_log_folders()
 }
 
 /// The width the usage table must fit: `$COLUMNS` when set, else the terminal's when stdout is

@@ -523,6 +523,21 @@ impl<W: PartWriter> Sink for Tables<W> {
             }
         }
         let head = |id: &str| vec![os(src.as_deref()), st(id)];
+        // A `messages` row: the session's head, the turn, line and time, who spoke, the message
+        // id, the subagent and the text.
+        let message = |turn: u64, role: &str, message_id: Option<&str>, text: std::borrow::Cow<'_, str>| {
+            let mut row = head(&id);
+            row.extend([
+                V::U(Some(turn)),
+                V::U(env.line),
+                os(at),
+                st(role),
+                os(message_id),
+                os(env.parent_tool_id.as_deref()),
+                st(text),
+            ]);
+            row
+        };
         match ev {
             Event::SessionStarted { model, cwd, cli_version, parent_session_id, .. } => {
                 let s = self.sess(&id);
@@ -549,44 +564,17 @@ impl<W: PartWriter> Sink for Tables<W> {
                     s.awaits_prompt = false;
                 }
                 let turn = self.activity(&id, at);
-                let mut row = head(&id);
-                row.extend([
-                    V::U(Some(turn)),
-                    V::U(env.line),
-                    os(at),
-                    st("user"),
-                    V::S(None),
-                    os(env.parent_tool_id.as_deref()),
-                    st(text.as_str()),
-                ]);
+                let row = message(turn, "user", None, text.as_str());
                 self.tables[T_MESSAGES].push(at, row);
             }
             Event::OutputDelta { text, message_id, .. } => {
                 let turn = self.activity(&id, at);
-                let mut row = head(&id);
-                row.extend([
-                    V::U(Some(turn)),
-                    V::U(env.line),
-                    os(at),
-                    st("assistant"),
-                    os(message_id.as_deref()),
-                    os(env.parent_tool_id.as_deref()),
-                    st(text.as_str()),
-                ]);
+                let row = message(turn, "assistant", message_id.as_deref(), text.as_str());
                 self.tables[T_MESSAGES].push(at, row);
             }
             Event::Reasoning { text: Some(text), .. } => {
                 let turn = self.activity(&id, at);
-                let mut row = head(&id);
-                row.extend([
-                    V::U(Some(turn)),
-                    V::U(env.line),
-                    os(at),
-                    st("reasoning"),
-                    V::S(None),
-                    os(env.parent_tool_id.as_deref()),
-                    st(text.as_str()),
-                ]);
+                let row = message(turn, "reasoning", None, text.as_str());
                 self.tables[T_MESSAGES].push(at, row);
             }
             Event::Usage { usage, model, message_id, context_window, .. } => {

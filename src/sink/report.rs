@@ -182,6 +182,51 @@ impl InputUsage {
     }
 }
 
+/// The saved sessions `agentnorm usage` reads when given no path, those that exist: Claude
+/// Code's `projects` folder of every `$CLAUDE_CONFIG_DIR` entry (comma-separated; each a config
+/// folder or its `projects`), else `~/.config/claude/projects` and `~/.claude/projects`; Codex's
+/// `sessions` and `archived_sessions` of `$CODEX_HOME`, else of `~/.codex` (archived copies are
+/// counted once by the report's dedupe).
+pub fn default_log_folders() -> Vec<std::path::PathBuf> {
+    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+    log_folders(env("HOME").map(Into::into), env("CLAUDE_CONFIG_DIR"), env("CODEX_HOME"))
+        .into_iter()
+        .filter(|p| p.is_dir())
+        .collect()
+}
+
+/// [`default_log_folders`] of these variables, existing or not.
+fn log_folders(
+    home: Option<std::path::PathBuf>,
+    claude_config: Option<std::ffi::OsString>,
+    codex_home: Option<std::ffi::OsString>,
+) -> Vec<std::path::PathBuf> {
+    use std::path::PathBuf;
+    let mut out = Vec::new();
+    match claude_config {
+        Some(dirs) => {
+            for d in dirs.to_string_lossy().split(',').map(str::trim).filter(|d| !d.is_empty()) {
+                let d = PathBuf::from(d);
+                // The variable may name the config folder or its projects folder.
+                out.push(if d.ends_with("projects") { d } else { d.join("projects") });
+            }
+        }
+        None => {
+            if let Some(h) = &home {
+                out.push(h.join(".config/claude/projects"));
+                out.push(h.join(".claude/projects"));
+            }
+        }
+    }
+    let codex = codex_home.map(PathBuf::from).or_else(|| home.as_ref().map(|h| h.join(".codex")));
+    if let Some(c) = codex {
+        out.push(c.join("sessions"));
+        out.push(c.join("archived_sessions"));
+    }
+    out.dedup();
+    out
+}
+
 /// Puts inputs in the order the report counts them: by when each started, then by when it
 /// ended (a fork or a resumed session starts with its parent's copied lines and goes on after
 /// it), stable (input order among equals, as for an archived copy), so that a request repeated

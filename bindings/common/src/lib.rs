@@ -369,35 +369,10 @@ pub fn usage(
     Ok(out)
 }
 
-/// The CLI's folders for `usage` without a path (its `src/cli/usage.rs`, which belongs to the
-/// binary): Claude Code's `projects` folders of `$CLAUDE_CONFIG_DIR` (comma-separated), else
-/// `~/.config/claude/projects` and `~/.claude/projects`; Codex's `sessions` and
-/// `archived_sessions` of `$CODEX_HOME`, else of `~/.codex`; those that exist.
+/// The CLI's folders for `usage` without a path
+/// ([`agentnorm::sink::report::default_log_folders`]); none is an error.
 fn default_usage_paths() -> Result<Vec<PathBuf>, Error> {
-    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
-    let home = env("HOME").map(PathBuf::from);
-    let mut all = Vec::new();
-    match env("CLAUDE_CONFIG_DIR") {
-        Some(dirs) => {
-            for d in dirs.to_string_lossy().split(',').map(str::trim).filter(|d| !d.is_empty()) {
-                let d = PathBuf::from(d);
-                // The variable may name the config folder or its projects folder.
-                all.push(if d.ends_with("projects") { d } else { d.join("projects") });
-            }
-        }
-        None => {
-            if let Some(h) = &home {
-                all.push(h.join(".config/claude/projects"));
-                all.push(h.join(".claude/projects"));
-            }
-        }
-    }
-    if let Some(c) = env("CODEX_HOME").map(PathBuf::from).or_else(|| home.as_ref().map(|h| h.join(".codex"))) {
-        all.push(c.join("sessions"));
-        all.push(c.join("archived_sessions"));
-    }
-    all.dedup();
-    let found: Vec<PathBuf> = all.into_iter().filter(|p| p.is_dir()).collect();
+    let found = agentnorm::sink::report::default_log_folders();
     if found.is_empty() {
         return Err(Error::Invalid(
             "no PATH given and no saved sessions found (~/.claude/projects, ~/.config/claude/projects, \
