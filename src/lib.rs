@@ -7,7 +7,7 @@
 //! understand, surfaced as `unknown`, never dropped. The contract is `SPEC.md` (summarised in
 //! the README); [`Event`]'s docs describe each type.
 //!
-//! The library does no I/O: feed a [`Normalizer`] bytes in any chunks and collect events in a
+//! The normalizer does no I/O ([`files`] opens log files for those who want it): feed a [`Normalizer`] bytes in any chunks and collect events in a
 //! [`Sink`]. For people, [`view`] turns events into a transcript of typed spans (tool calls
 //! with their outcome, Markdown, plans, usage), independent of the medium; its
 //! [`view::PrettySink`] is the terminal view of `--format pretty`.
@@ -48,7 +48,7 @@ pub use normalize::survey::{ReadAs, Survey, SurveyEntry, SurveyKey};
 pub use normalize::{
     DEFAULT_MAX_LINE_BYTES, Events, FilterError, Normalizer, Options, Summary, TypeFilter, events, first_dialect,
 };
-pub use read::simd;
+pub use read::{files, simd};
 pub use sink::coalesce::Coalescer;
 
 /// The pipeline's stages, for the stage benchmark (`examples/stages.rs`) only: not part of the

@@ -410,7 +410,7 @@ fn mapped(input: &Input, settings: &Settings) -> Option<Mmap> {
     let file = File::open(path).ok()?;
     let map = Mmap::new(file).ok()??;
     let head = map.bytes();
-    (!input::is_compressed(head)).then_some(map)
+    agentnorm::files::is_plain(head).then_some(map)
 }
 
 /// Normalizes one mapped file on all threads into the sink of the output format.
@@ -594,10 +594,10 @@ fn open_followed(input: &Input, settings: &Settings, truncated: &Arc<AtomicBool>
         return input::open(input, settings.options.max_line_bytes);
     }
     let mut file = File::open(path)?;
-    let mut magic = [0u8; 4];
+    let mut magic = [0u8; 16];
     let n = file.read(&mut magic)?;
-    if input::is_compressed(&magic[..n]) {
-        return Err(io::Error::new(io::ErrorKind::Unsupported, "--follow reads uncompressed files only"));
+    if !agentnorm::files::is_plain(&magic[..n]) {
+        return Err(io::Error::new(io::ErrorKind::Unsupported, "--follow reads uncompressed log files only"));
     }
     file.seek(SeekFrom::Start(0))?;
     Ok(Box::new(BufReader::with_capacity(

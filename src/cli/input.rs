@@ -2,8 +2,8 @@
 //! transparently by their magic bytes (SPEC §5). The library does no I/O; this is the binary's.
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
-use std::path::{Path, PathBuf};
+use std::io::{self, BufReader, Read, Seek, SeekFrom};
+use std::path::PathBuf;
 
 /// One input stream.
 #[derive(Debug, Clone)]
@@ -71,7 +71,7 @@ pub fn expand(paths: &[PathBuf], failed: &mut bool) -> Vec<Input> {
             }
             if out.len() == before {
                 eprintln!(
-                    "agentnorm: no log files found under {} (*.jsonl, *.ndjson, also .gz / .zst; name other files, such as Gemini's .json, on the command line)",
+                    "agentnorm: no log files found under {} (*.jsonl, *.ndjson, also .gz / .zst, and saved sessions kept as .json; name other files, such as Gemini's --output-format json, on the command line)",
                     agentnorm::sink::safe::printable(&p.to_string_lossy())
                 );
             }
@@ -82,20 +82,16 @@ pub fn expand(paths: &[PathBuf], failed: &mut bool) -> Vec<Input> {
     out
 }
 
-/// `*.jsonl`, `*.ndjson`, and the same compressed (`.gz`, `.zst`, `.zstd`).
-/// The name's bytes are looked at, not its text: a name that is not UTF-8 is a log all the same.
-pub fn is_log_name(p: &Path) -> bool {
-    let Some(name) = p.file_name().map(std::ffi::OsStr::as_encoded_bytes) else { return false };
-    let base = [&b".gz"[..], b".zst", b".zstd"].iter().find_map(|c| name.strip_suffix(*c)).unwrap_or(name);
-    base.ends_with(b".jsonl") || base.ends_with(b".ndjson")
-}
+/// What a folder walk takes as a log ([`agentnorm::files::is_log_name`]).
+pub use agentnorm::files::is_log_name;
 
 /// Files at least this large are read ahead on a thread of their own.
 const READ_AHEAD_MIN: u64 = 4 << 20;
 
-/// A readable stream, decompressed when it starts with gzip's or zstd's magic bytes. It is
+/// A readable stream of lines ([`agentnorm::files::decoded`]: decompressed, a database read as
+/// lines). It is
 /// buffered: `fill_buf` hands out the bytes read without copying them again.
-pub type Reader = Box<dyn BufRead + Send>;
+pub use agentnorm::files::Reader;
 
 /// Opens an input. Files and stdin alike are sniffed for compression. `max_line` is the
 /// stream's `--max-line-bytes`: a large plain file is read ahead in blocks of whole lines up to
@@ -112,10 +108,10 @@ pub fn open(input: &Input, max_line: usize) -> io::Result<Reader> {
             // Large files are read ahead on their own thread (small ones are not worth a thread),
             // in blocks cut at newlines unless the bytes are compressed.
             if meta.len() >= READ_AHEAD_MIN {
-                let mut head = [0u8; 4];
+                let mut head = [0u8; 16];
                 let n = (&f).read(&mut head)?;
                 (&f).seek(SeekFrom::Start(0))?;
-                if is_compressed(&head[..n]) {
+                if !agentnorm::files::is_plain(&head[..n]) {
                     Box::new(crate::cli::readahead::ReadAhead::new(f)?)
                 } else {
                     Box::new(crate::cli::readahead::ReadAhead::lines(f, max_line)?)
@@ -125,34 +121,18 @@ pub fn open(input: &Input, max_line: usize) -> io::Result<Reader> {
             }
         }
     };
-    decompressed(raw)
-}
-
-/// gzip's magic bytes.
-const GZIP: &[u8] = &[0x1f, 0x8b];
-/// zstd's magic bytes.
-const ZSTD: &[u8] = &[0x28, 0xb5, 0x2f, 0xfd];
-
-/// Whether bytes starting a file say it is gzip- or zstd-compressed.
-pub fn is_compressed(head: &[u8]) -> bool {
-    head.starts_with(GZIP) || head.starts_with(ZSTD)
-}
-
-fn decompressed(mut raw: Reader) -> io::Result<Reader> {
-    let head = raw.fill_buf()?;
-    Ok(if head.starts_with(GZIP) {
-        Box::new(BufReader::with_capacity(1 << 20, flate2::bufread::MultiGzDecoder::new(raw)))
-    } else if head.starts_with(ZSTD) {
-        Box::new(BufReader::with_capacity(1 << 20, zstd::stream::read::Decoder::with_buffer(raw)?))
-    } else {
-        raw
-    })
+    let path = match input {
+        Input::File(p) => Some(p.as_path()),
+        Input::Stdin => None,
+    };
+    agentnorm::files::decoded(raw, path)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::io::Write;
+    use std::path::Path;
 
     #[test]
     fn log_names() {
@@ -166,7 +146,7 @@ mod tests {
 
     fn read_all(bytes: Vec<u8>) -> Vec<u8> {
         let mut out = Vec::new();
-        decompressed(Box::new(io::Cursor::new(bytes))).unwrap().read_to_end(&mut out).unwrap();
+        agentnorm::files::decoded(Box::new(io::Cursor::new(bytes)), None).unwrap().read_to_end(&mut out).unwrap();
         out
     }
 

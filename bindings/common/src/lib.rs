@@ -9,11 +9,10 @@
 //! with its native JSON parser, which measured faster than building its objects one call at a
 //! time (see the README's "Python and Node" section).
 //!
-//! Reading files (folders walked, gzip/zstd by magic bytes) repeats the CLI's `src/cli/input.rs`,
-//! which belongs to the binary and is not part of the library.
+//! Files are opened and told apart as the CLI does, by the library's `agentnorm::files`; only the
+//! walk of a folder (an error where the CLI warns and goes on) is this crate's.
 
-use std::fs::File;
-use std::io::{self, BufRead, BufReader};
+use std::io::{self, BufRead};
 use std::path::{Path, PathBuf};
 
 use agentnorm::sink::report::{self, Collector, GroupBy, Report, ReportOptions};
@@ -163,13 +162,8 @@ pub fn ndjson_to_array(mut buf: Vec<u8>) -> String {
     String::from_utf8(buf).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
-/// `*.jsonl`, `*.ndjson`, and the same compressed (`.gz`, `.zst`, `.zstd`): what a folder is
-/// walked for (as the CLI does).
-pub fn is_log_name(p: &Path) -> bool {
-    let Some(name) = p.file_name().and_then(|n| n.to_str()) else { return false };
-    let base = [".gz", ".zst", ".zstd"].iter().find_map(|c| name.strip_suffix(c)).unwrap_or(name);
-    base.ends_with(".jsonl") || base.ends_with(".ndjson")
-}
+/// What a folder is walked for, as the CLI walks it ([`agentnorm::files::is_log_name`]).
+pub use agentnorm::files::is_log_name;
 
 /// The inputs of these paths, as the CLI expands them: a folder is walked recursively (links not
 /// followed, sorted by name) for log files; a file is taken as it is. A path that does not exist
@@ -195,28 +189,12 @@ pub fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
     Ok(out)
 }
 
-/// A buffered reader, decompressed when its first bytes are gzip's or zstd's magic.
-pub type Reader = Box<dyn BufRead + Send>;
+/// A buffered reader of lines ([`agentnorm::files::Reader`]).
+pub use agentnorm::files::Reader;
 
-/// Opens a file (sniffed for gzip/zstd).
+/// Opens a file as the CLI does ([`agentnorm::files::open`]: decompressed, a database read as lines).
 pub fn open(path: &Path) -> Result<Reader, Error> {
-    let f = File::open(path).map_err(|e| Error::io(path, e))?;
-    if f.metadata().map_err(|e| Error::io(path, e))?.is_dir() {
-        return Err(Error::io(path, io::Error::new(io::ErrorKind::IsADirectory, "is a directory")));
-    }
-    decompressed(Box::new(BufReader::with_capacity(1 << 20, f))).map_err(|e| Error::io(path, e))
-}
-
-/// Wraps a reader in a decoder when its first bytes are gzip's or zstd's magic.
-pub fn decompressed(mut raw: Reader) -> io::Result<Reader> {
-    let head = raw.fill_buf()?;
-    Ok(if head.starts_with(&[0x1f, 0x8b]) {
-        Box::new(BufReader::with_capacity(1 << 20, flate2::bufread::MultiGzDecoder::new(raw)))
-    } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
-        Box::new(BufReader::with_capacity(1 << 20, zstd::stream::read::Decoder::with_buffer(raw)?))
-    } else {
-        raw
-    })
+    agentnorm::files::open(path).map_err(|e| Error::io(path, e))
 }
 
 /// The events of files and folders, pulled in batches: each input is read by its own normalizer
@@ -374,11 +352,10 @@ pub fn usage(
 fn default_usage_paths() -> Result<Vec<PathBuf>, Error> {
     let found = agentnorm::sink::report::default_log_folders();
     if found.is_empty() {
-        return Err(Error::Invalid(
-            "no PATH given and no saved sessions found (~/.claude/projects, ~/.config/claude/projects, \
-             $CLAUDE_CONFIG_DIR, ~/.codex/sessions, ~/.codex/archived_sessions, $CODEX_HOME)"
-                .into(),
-        ));
+        return Err(Error::Invalid(format!(
+            "no PATH given and no saved sessions found ({})",
+            agentnorm::sink::report::DEFAULT_LOG_PLACES
+        )));
     }
     Ok(found)
 }
