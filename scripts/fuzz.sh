@@ -2,7 +2,7 @@
 # Runs every fuzz target of fuzz/ for SECONDS_PER_TARGET (default 600), two at a time, then
 # prints each target's execution count and exits non-zero if any target crashed.
 #
-#   scripts/fuzz.sh [SECONDS_PER_TARGET]
+#   scripts/fuzz.sh [SECONDS_PER_TARGET]          (TARGETS="gemini pi" for some targets only)
 #
 # Needs a nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz`). The seed corpus of
 # each target is made here from fixtures/ (each fixture file whole and each of its lines), in
@@ -14,6 +14,8 @@ secs="${1:-600}"
 jobs="${JOBS:-2}"
 # Every target fuzz/Cargo.toml declares (one per dialect, plus the whole normalizer).
 mapfile -t targets < <(cd fuzz && cargo +nightly fuzz list)
+# TARGETS="a b" runs only those.
+if [ -n "${TARGETS:-}" ]; then read -ra targets <<< "$TARGETS"; fi
 [ "${#targets[@]}" -gt 0 ] || { echo "fuzz.sh: cargo fuzz list gave no targets" >&2; exit 2; }
 
 (cd fuzz && cargo +nightly fuzz build --release) || exit 2

@@ -42,6 +42,10 @@ macro_rules! dialects {
                 "Qwen Code `-p --output-format stream-json` (Claude-shaped, with its own usage counting).";
             Grok grok::Grok "grok"
                 "xAI Grok Build CLI `-p --output-format streaming-json` and `json`.";
+            GeminiSession gemini_session::GeminiSession "gemini-session"
+                "Gemini CLI saved sessions (`~/.gemini/tmp/<project>/chats/session-*.jsonl`, and the older `.json` documents).";
+            OpencodeSession opencode_session::OpencodeSession "opencode-session"
+                "OpenCode's saved message infos (`storage/message/<session>/<message>.json`, rows of `opencode.db`).";
         }
     };
 }

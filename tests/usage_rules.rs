@@ -598,3 +598,46 @@ fn a_usage_object_written_with_spaces_still_counts() {
     let r = rows(&[&f]);
     assert_eq!(n(&r[0], "input"), Some(42), "{r:?}");
 }
+
+#[test]
+fn gemini_saved_sessions_count_each_message_once_and_a_migrated_copy_once() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/gemini-session");
+    let live = std::fs::read_to_string(root.join("chat_tools_usage.jsonl")).unwrap();
+    let legacy = std::fs::read_to_string(root.join("legacy_document.jsonl")).unwrap();
+    write(h, ".gemini/tmp/9f2b7c4e/chats/session-2026-11-20T09-14-5c1e9f20.jsonl", &live);
+    write(h, ".gemini/tmp/1c3e5a7b/chats/session-2026-03-02T16-40-3e8a1c5f.json", &legacy);
+    // Resuming a legacy session rewrites it as JSONL beside the old file: the same messages.
+    let migrated: String = {
+        let doc: Value = serde_json::from_str(&legacy).unwrap();
+        let mut meta = doc.clone();
+        meta.as_object_mut().unwrap().remove("messages");
+        let mut lines = vec![meta.to_string()];
+        lines.extend(doc["messages"].as_array().unwrap().iter().map(Value::to_string));
+        lines.join("\n") + "\n"
+    };
+    write(h, ".gemini/tmp/1c3e5a7b/chats/session-2026-03-02T16-40-3e8a1c5f.jsonl", &migrated);
+    let out = bin()
+        .args(["usage", "--json"])
+        .env("HOME", h)
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("CODEX_HOME")
+        .env_remove("XDG_DATA_HOME")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let r: Vec<Value> =
+        String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let sid = |s: &str| r.iter().find(|x| x["session_id"] == s).unwrap_or_else(|| panic!("{s} missing: {r:?}"));
+    let live = sid("5c1e9f20-7a4b-4d2e-9b61-0f3c8a7d2e15");
+    // Four messages with tokens, each written up to three times (and twice in a `$set`).
+    assert_eq!(n(live, "requests"), Some(4));
+    assert_eq!(n(live, "input"), Some(2292 + 598 + 548 + 307));
+    assert_eq!(n(live, "cache_read"), Some(6120 + 8192 + 8704 + 8704));
+    assert_eq!(n(live, "output"), Some(209 + 38 + 53 + 17));
+    let old = sid("3e8a1c5f-9d2b-4f70-a6c4-1b7e0d9f2a38");
+    assert_eq!(n(old, "requests"), Some(2), "the .json and its .jsonl copy count once");
+    assert_eq!(n(old, "input"), Some(5210 + 1295));
+    assert!(cost(old).is_some_and(|c| c > 0.0), "gemini-2.5-pro is priced: {old}");
+}

@@ -211,8 +211,10 @@ pub struct DiagnosticsArgs {
 #[derive(Debug, Args)]
 pub struct UsageArgs {
     /// Files or folders; none walks ~/.claude/projects, ~/.config/claude/projects,
-    /// ~/.codex/sessions and ~/.codex/archived_sessions (those that exist; $CLAUDE_CONFIG_DIR,
-    /// comma-separated, and $CODEX_HOME are honoured); "-" reads stdin.
+    /// ~/.codex/sessions, ~/.codex/archived_sessions, ~/.gemini/tmp and OpenCode's
+    /// ~/.local/share/opencode (storage/message, opencode.db) (those that exist;
+    /// $CLAUDE_CONFIG_DIR, comma-separated, $CODEX_HOME and $XDG_DATA_HOME are honoured); "-"
+    /// reads stdin.
     pub paths: Vec<PathBuf>,
     /// One row per session (default), project, day, week (from Monday), month, model, or
     /// 5-hour billing block (gaps shown; the active block with its burn rate, projection and

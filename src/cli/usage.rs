@@ -138,10 +138,7 @@ pub fn run(args: UsageArgs) -> Result<u8> {
     let paths = if args.paths.is_empty() {
         let found = default_usage_paths();
         if found.is_empty() {
-            anyhow::bail!(
-                "no PATH given and no saved sessions found (~/.claude/projects, ~/.config/claude/projects, \
-                 $CLAUDE_CONFIG_DIR, ~/.codex/sessions, ~/.codex/archived_sessions, $CODEX_HOME)"
-            );
+            anyhow::bail!("no PATH given and no saved sessions found ({})", report::DEFAULT_LOG_PLACES);
         }
         found
     } else {

@@ -174,20 +174,20 @@ fn tool_use(f: Val<'_>, m: &mut Mapped) {
     let Some(name) = f.str_at("tool_name") else {
         return m.unknown(UnknownReason::MalformedFrame, None);
     };
-    let kind = tool_kind(name);
     let input = f.get("parameters").filter(|p| !p.is_null());
+    tool_started(f.string_at("tool_id").unwrap_or_else(|| NO_ID.to_owned()), name, input, m);
+}
+
+/// A call of Gemini CLI's tool `name` with its arguments `input` (a stream's `tool_use`, a saved
+/// session's `toolCalls` entry): its `tool_started`, and a plan's `plan_updated`.
+pub(crate) fn tool_started(id: String, name: &str, input: Option<Val<'_>>, m: &mut Mapped) {
+    let kind = tool_kind(name);
     // `list_directory` names a `dir_path`, `web_fetch` a `prompt` holding its URLs.
     let summary = own_summary(name, input).or_else(|| summary(kind, input)).or_else(|| {
         let i = input?;
         ["dir_path", "prompt", "description"].iter().find_map(|k| i.str_at(k)).and_then(one_line)
     });
-    m.tool_started(
-        f.string_at("tool_id").unwrap_or_else(|| NO_ID.to_owned()),
-        name,
-        kind,
-        input.map(|v| v.to_json()),
-        summary,
-    );
+    m.tool_started(id, name, kind, input.map(|v| v.to_json()), summary);
     if let Some(extra) = super::call_extra(kind, input) {
         m.push(extra);
     }
@@ -197,7 +197,7 @@ fn tool_use(f: Val<'_>, m: &mut Mapped) {
 /// `tool-names.ts`; `search_file_content` is `grep_search`'s older name), MCP tools as
 /// `mcp_<server>_<tool>` (`MCP_TOOL_PREFIX` in `mcp-tool.ts`), MCP resources read through
 /// `read_mcp_resource` / `list_mcp_resources`, and `invoke_agent`, which runs a subagent.
-fn tool_kind(name: &str) -> ToolKind {
+pub(crate) fn tool_kind(name: &str) -> ToolKind {
     match name {
         "run_shell_command" => ToolKind::Shell,
         "read_file" | "read_many_files" | "list_directory" => ToolKind::Read,

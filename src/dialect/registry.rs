@@ -367,7 +367,19 @@ mod tests {
         assert_eq!(ask(r#"{"type":"zz","parentId":"p"}"#), [Dialect::Copilot]);
         assert_eq!(
             ask(r#"{"prompt":"p"}"#),
-            [Dialect::CodexLegacy, Dialect::Gemini, Dialect::Antigravity, Dialect::Grok]
+            [
+                Dialect::CodexLegacy,
+                Dialect::Gemini,
+                Dialect::Antigravity,
+                Dialect::Grok,
+                Dialect::GeminiSession,
+                Dialect::OpencodeSession
+            ]
+        );
+        // A saved Gemini session's `user` record is asked of both Claude's and Gemini's.
+        assert_eq!(
+            ask(r#"{"type":"user","id":"u","content":"hi"}"#),
+            [Dialect::Claude, Dialect::Cursor, Dialect::Qwen, Dialect::GeminiSession]
         );
         assert!(ask(r#"{"type":"zz"}"#).is_empty());
     }

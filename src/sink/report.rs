@@ -186,22 +186,36 @@ impl InputUsage {
 /// Code's `projects` folder of every `$CLAUDE_CONFIG_DIR` entry (comma-separated; each a config
 /// folder or its `projects`), else `~/.config/claude/projects` and `~/.claude/projects`; Codex's
 /// `sessions` and `archived_sessions` of `$CODEX_HOME`, else of `~/.codex` (archived copies are
-/// counted once by the report's dedupe).
+/// counted once by the report's dedupe); Gemini CLI's `~/.gemini/tmp` (its `chats` folders);
+/// OpenCode's `storage/message` folder (up to 1.1) and `opencode.db` (from 1.2) in
+/// `$XDG_DATA_HOME/opencode`, else `~/.local/share/opencode`. Folders, and that one file.
 pub fn default_log_folders() -> Vec<std::path::PathBuf> {
     let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
-    log_folders(env("HOME").map(Into::into), env("CLAUDE_CONFIG_DIR"), env("CODEX_HOME"))
-        .into_iter()
-        .filter(|p| p.is_dir())
-        .collect()
+    let vars = LogVars {
+        home: env("HOME").map(Into::into),
+        claude_config: env("CLAUDE_CONFIG_DIR"),
+        codex_home: env("CODEX_HOME"),
+        xdg_data_home: env("XDG_DATA_HOME").map(Into::into),
+    };
+    log_folders(vars).into_iter().filter(|p| p.exists()).collect()
 }
 
-/// [`default_log_folders`] of these variables, existing or not.
-fn log_folders(
+/// The environment [`default_log_folders`] reads.
+struct LogVars {
     home: Option<std::path::PathBuf>,
     claude_config: Option<std::ffi::OsString>,
     codex_home: Option<std::ffi::OsString>,
-) -> Vec<std::path::PathBuf> {
+    xdg_data_home: Option<std::path::PathBuf>,
+}
+
+/// Where [`default_log_folders`] looks, for a message saying none was found.
+pub const DEFAULT_LOG_PLACES: &str = "~/.claude/projects, ~/.config/claude/projects, $CLAUDE_CONFIG_DIR, ~/.codex/sessions, \
+     ~/.codex/archived_sessions, $CODEX_HOME, ~/.gemini/tmp, $XDG_DATA_HOME/opencode or ~/.local/share/opencode";
+
+/// [`default_log_folders`] of these variables, existing or not.
+fn log_folders(vars: LogVars) -> Vec<std::path::PathBuf> {
     use std::path::PathBuf;
+    let LogVars { home, claude_config, codex_home, xdg_data_home } = vars;
     let mut out = Vec::new();
     match claude_config {
         Some(dirs) => {
@@ -222,6 +236,14 @@ fn log_folders(
     if let Some(c) = codex {
         out.push(c.join("sessions"));
         out.push(c.join("archived_sessions"));
+    }
+    if let Some(h) = &home {
+        out.push(h.join(".gemini/tmp"));
+    }
+    if let Some(data) = xdg_data_home.or_else(|| home.as_ref().map(|h| h.join(".local/share"))) {
+        let opencode = data.join("opencode");
+        out.push(opencode.join("storage/message"));
+        out.push(opencode.join("opencode.db"));
     }
     out.dedup();
     out

@@ -6,7 +6,7 @@ from typing_extensions import Literal, NotRequired, TypedDict
 
 __version__: str
 
-DialectName = Literal["claude", "claude-transcript", "codex", "codex-legacy", "codex-rollout", "gemini", "opencode", "cursor", "antigravity", "copilot", "pi", "droid", "qwen", "grok"]
+DialectName = Literal["claude", "claude-transcript", "codex", "codex-legacy", "codex-rollout", "gemini", "opencode", "cursor", "antigravity", "copilot", "pi", "droid", "qwen", "grok", "gemini-session", "opencode-session"]
 """The input dialects agentnorm recognises (SPEC §2), in the registry's order."""
 
 

@@ -1,0 +1,122 @@
+//! The opencode-session dialect (OpenCode's saved message infos: `storage/message/…/*.json` up
+//! to 1.1, rows of `opencode.db` from 1.2), pinned on `fixtures/opencode-session/` and on a
+//! database made here.
+
+use serde_json::{Value, json};
+
+mod common;
+use common::{at_line, bin, of_type, run_ended, types_at};
+
+fn run(name: &str) -> Vec<Value> {
+    common::events_of("opencode-session", name)
+}
+
+#[test]
+fn assistant_infos_start_the_session_and_carry_the_request() {
+    let evs = run("db_rows");
+    assert_eq!(run_ended(&evs)["unknown"], 0);
+    assert_eq!(types_at(&evs, 1), ["heartbeat"], "a user info says nothing countable");
+    assert_eq!(types_at(&evs, 2), ["session_started", "usage"]);
+    let started = &at_line(&evs, 2)[0];
+    assert_eq!(started["cwd"], "/home/dev/dates");
+    assert_eq!(started["model"], "claude-sonnet-4-5-20250929");
+    let u = &at_line(&evs, 2)[1];
+    assert_eq!(
+        u["usage"],
+        json!({"input": 3, "cache_read": 11872, "cache_write": 3210, "output": 412, "reasoning": 0, "context": 15085})
+    );
+    assert_eq!(u["message_id"], "msg_9a41c7e3a001Ld3fQ8sVb2nJxR");
+    assert_eq!(u["at"], "2025-11-21T08:00:09.871Z", "dated by time.completed");
+    // The failed request reported zeros: no usage, an error diagnostic.
+    assert_eq!(types_at(&evs, 5), ["session_started", "diagnostic"]);
+    assert_eq!(at_line(&evs, 5)[1]["message"], "Rate limit reached for gpt-5.1-codex");
+}
+
+#[test]
+fn a_message_file_is_one_pretty_printed_frame() {
+    let evs = run("message_file");
+    assert_eq!(types_at(&evs, 1), ["session_started", "usage"]);
+    // OpenCode's `output` leaves reasoning out; SPEC's output holds it.
+    assert_eq!(of_type(&evs, "usage")[0]["usage"]["output"], 388 + 256);
+}
+
+/// An `opencode.db` as OpenCode 1.2 lays it out: the message's `id` and `session_id` in columns,
+/// the rest of the info in `data`.
+fn database(dir: &std::path::Path, rows: &[(&str, &str, &str)]) -> std::path::PathBuf {
+    let path = dir.join("opencode.db");
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch(
+        "CREATE TABLE message (id text PRIMARY KEY, session_id text NOT NULL, time_created integer NOT NULL, \
+         time_updated integer NOT NULL, data text NOT NULL);",
+    )
+    .unwrap();
+    for (n, (id, sid, data)) in rows.iter().enumerate() {
+        conn.execute("INSERT INTO message VALUES (?1, ?2, ?3, ?3, ?4)", rusqlite::params![id, sid, n as i64, data])
+            .unwrap();
+    }
+    path
+}
+
+#[test]
+fn the_database_is_read_as_its_messages_in_the_order_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let info = |out: u64| {
+        format!(
+            r#"{{"role":"assistant","time":{{"created":1763712001466,"completed":1763712009871}},"modelID":"claude-sonnet-4-5-20250929","providerID":"anthropic","path":{{"cwd":"/w"}},"tokens":{{"input":3,"output":{out},"reasoning":0,"cache":{{"read":100,"write":10}}}}}}"#
+        )
+    };
+    // More rows than one batch, and a row whose data is not JSON: read as a line, not lost.
+    let mut rows: Vec<(String, String, String)> =
+        (0..1300).map(|i| (format!("msg_{i:05}"), "ses_a".to_owned(), info(i + 1))).collect();
+    rows.insert(700, ("msg_bad".into(), "ses_a".into(), "not json".into()));
+    let refs: Vec<(&str, &str, &str)> = rows.iter().map(|(a, b, c)| (a.as_str(), b.as_str(), c.as_str())).collect();
+    let db = database(dir.path(), &refs);
+    let out = bin().arg(&db).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let evs = common::parse(&out.stdout);
+    let usage = of_type(&evs, "usage");
+    assert_eq!(usage.len(), 1300);
+    assert_eq!(usage[0]["message_id"], "msg_00000");
+    assert_eq!(usage[0]["session_id"], "ses_a");
+    assert_eq!(usage[1299]["usage"]["output"], 1300);
+    assert_eq!(run_ended(&evs)["unknown"], 1, "the row that is not JSON");
+    assert_eq!(run_ended(&evs)["lines"], 1301);
+
+    // `usage` reads it (and finds it where OpenCode keeps it, with no path given).
+    let home = tempfile::tempdir().unwrap();
+    let data = home.path().join(".local/share/opencode");
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::copy(&db, data.join("opencode.db")).unwrap();
+    let out = bin()
+        .args(["usage", "--json"])
+        .env("HOME", home.path())
+        .env_remove("XDG_DATA_HOME")
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("CODEX_HOME")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let rows = common::parse(&out.stdout);
+    let total = rows.last().unwrap();
+    assert_eq!(total["requests"], 1300);
+    assert_eq!(total["output"], (1..=1300u64).sum::<u64>());
+}
+
+#[test]
+fn a_database_that_is_not_opencodes_is_an_error_not_a_stream_of_garbage() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("other.db");
+    rusqlite::Connection::open(&path).unwrap().execute_batch("CREATE TABLE t (x);").unwrap();
+    let out = bin().arg(&path).output().unwrap();
+    assert_ne!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("without a `message` table"), "{err}");
+    // And piped, a database cannot be read.
+    let bytes = std::fs::read(&path).unwrap();
+    let out = common::run_raw(&[], &bytes);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("name it, do not pipe it"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
