@@ -101,3 +101,30 @@ fn the_older_document_is_one_frame_of_the_whole_session() {
     // The document has one time, its last.
     assert!(usage.iter().all(|u| u["at"] == "2026-03-02T16:41:37.214Z"));
 }
+
+#[test]
+fn a_json_file_is_one_document_however_long_where_a_stream_stops_at_10000_lines() {
+    // A long older session: 2,000 messages pretty-printed, past SPEC §1's 10 000 lines.
+    let mut messages = Vec::new();
+    for i in 0..2000 {
+        messages.push(json!({
+            "id": format!("m{i}"), "timestamp": "2026-03-02T16:40:11.905Z", "type": "gemini",
+            "content": format!("answer {i}"), "model": "gemini-2.5-pro",
+            "tokens": {"input": 100, "output": 1, "cached": 40, "thoughts": 0, "tool": 0, "total": 101}
+        }));
+    }
+    let doc = json!({"sessionId": "s-long", "projectHash": "h", "startTime": "2026-03-02T16:40:11.905Z",
+        "lastUpdated": "2026-03-02T17:40:11.905Z", "messages": messages});
+    let text = serde_json::to_string_pretty(&doc).unwrap() + "\n";
+    assert!(text.lines().count() > 10_000);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("session-2026-03-02T16-40-slong000.json");
+    std::fs::write(&file, &text).unwrap();
+    let evs = common::run_path(&file);
+    assert_eq!(of_type(&evs, "usage").len(), 2000);
+    assert_eq!(run_ended(&evs)["unknown"], 0);
+    // The same bytes as a stream are read line by line past the limit (SPEC §1).
+    let piped = common::run_stdin(&[], &text);
+    assert!(of_type(&piped, "usage").is_empty());
+    assert!(run_ended(&piped)["unknown"].as_u64().unwrap() > 10_000);
+}

@@ -337,7 +337,7 @@ fn work(input: &Input, settings: &Settings, tx: &SyncSender<Msg>, spares: &Spare
             return;
         }
     };
-    let opts = settings.options.clone().source(input.source());
+    let opts = input.options(&settings.options);
     let mut norm = Normalizer::new(opts.clone());
     let stdin_fd = matches!(input, Input::Stdin).then_some(0);
     // A followed file that shrinks is a new stream: the old one ends (its `run_ended`), a new run
@@ -443,7 +443,7 @@ fn fold_chunks<S: Output + Send>(
     map: Mmap,
     mut sink: S,
 ) {
-    let opts = settings.options.clone().source(input.source());
+    let opts = input.options(&settings.options);
     let mut norm = Normalizer::new(opts);
     let data = map.bytes();
     let (mut released, mut counted) = (0, 0);
@@ -620,7 +620,7 @@ pub fn feed_input(
         Ok(r) => r,
         Err(e) => return (None, Some(format!("{}: {e}", input.name()))),
     };
-    let mut norm = Normalizer::new(options.clone().source(input.source()));
+    let mut norm = Normalizer::new(input.options(options));
     let mut fed = false;
     let mut failed = None;
     loop {

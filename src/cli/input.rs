@@ -32,6 +32,13 @@ impl Input {
             Input::File(p) => Some(p.display().to_string()),
         }
     }
+
+    /// The normalizer's options for this input: `base` with its `source`, and for a `.json`
+    /// file, [`agentnorm::Options::document`].
+    pub fn options(&self, base: &agentnorm::Options) -> agentnorm::Options {
+        let document = matches!(self, Input::File(p) if agentnorm::files::is_document_name(p));
+        base.clone().source(self.source()).document(document)
+    }
 }
 
 /// Expands the command line's paths: none or `-` is stdin; a folder is walked recursively

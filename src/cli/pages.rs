@@ -540,7 +540,7 @@ fn feed(input: &Input, options: &Options, sink: &Mutex<HtmlSink>, interrupted: &
             return found;
         }
     };
-    let mut norm = Normalizer::new(options.clone().source(input.source()));
+    let mut norm = Normalizer::new(input.options(options));
     let mut shared = Shared(sink);
     loop {
         if interrupted.load(Ordering::Relaxed) {

@@ -27,8 +27,7 @@ pub fn run(args: &SurveyArgs) -> Result<u8> {
                 continue;
             }
         };
-        let mut norm =
-            Normalizer::new(Options::default().observed_at(false).source(inp.source()).dialect(args.dialect));
+        let mut norm = Normalizer::new(inp.options(&Options::default().observed_at(false).dialect(args.dialect)));
         norm.record_survey();
         let mut sink = |_: &agentnorm::Event| {};
         loop {

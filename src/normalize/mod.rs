@@ -61,6 +61,11 @@ pub struct Options {
     /// Mask secrets in every event before it reaches the sink, also secrets split over streamed
     /// text pieces (`--redact`, [`crate::redact_event`]).
     pub redact: bool,
+    /// The input is a file holding one JSON document (a saved session kept as `.json`, see
+    /// [`crate::files::is_document_name`]): a pretty-printed document is read as one frame
+    /// however many lines it has (up to 64 MiB), where a stream's is read line by line past
+    /// 10 000 lines (SPEC §1).
+    pub document: bool,
 }
 
 impl Default for Options {
@@ -73,6 +78,7 @@ impl Default for Options {
             filter: TypeFilter::all(),
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
             redact: false,
+            document: false,
         }
     }
 }
@@ -108,6 +114,8 @@ option_setters! {
     max_line_bytes: usize;
     /// Whether secrets are masked (`--redact`).
     redact: bool;
+    /// Whether the input is a file of one JSON document (no line limit on a pretty-printed one).
+    document: bool;
 }
 
 /// Which event types to write (`--only` / `--exclude`).
@@ -278,6 +286,8 @@ pub struct Normalizer {
     fold: Fold,
     forced: Option<Dialect>,
     max_line: usize,
+    /// [`Options::document`].
+    document: bool,
     carry: Vec<u8>,
     /// Bytes of the line being skipped because it is over the limit (its head is in `carry`).
     overlong: Option<u64>,
@@ -319,6 +329,7 @@ impl Normalizer {
         Normalizer {
             forced: opts.dialect,
             max_line: opts.max_line_bytes.max(1),
+            document: opts.document,
             fold: Fold::new(opts),
             carry: Vec::new(),
             overlong: None,
@@ -470,7 +481,7 @@ impl Normalizer {
             doc.ends.push(doc.bytes.len());
             if line == b"}" {
                 self.end_document(sink);
-            } else if doc.ends.len() > DOC_MAX_LINES || doc.bytes.len() > DOC_MAX_BYTES {
+            } else if (doc.ends.len() > DOC_MAX_LINES && !self.document) || doc.bytes.len() > DOC_MAX_BYTES {
                 self.replay_document(sink);
             }
             return;

@@ -30,6 +30,15 @@ pub fn is_log_name(p: &Path) -> bool {
     gemini || opencode
 }
 
+/// Whether a file of this name holds one JSON document, not a stream of lines: `*.json` (and
+/// compressed), as Gemini CLI's older sessions and OpenCode's message files are kept
+/// ([`crate::Options::document`]).
+pub fn is_document_name(p: &Path) -> bool {
+    let Some(name) = p.file_name().map(std::ffi::OsStr::as_encoded_bytes) else { return false };
+    let base = [&b".gz"[..], b".zst", b".zstd"].iter().find_map(|c| name.strip_suffix(*c)).unwrap_or(name);
+    base.ends_with(b".json")
+}
+
 /// gzip's magic bytes.
 const GZIP: &[u8] = &[0x1f, 0x8b];
 /// zstd's magic bytes.
@@ -205,7 +214,7 @@ impl io::BufRead for DatabaseLines {
 
 #[cfg(test)]
 mod tests {
-    use super::is_log_name;
+    use super::{is_document_name, is_log_name};
     use std::path::Path;
 
     #[test]
@@ -229,5 +238,7 @@ mod tests {
         ] {
             assert!(!is_log_name(Path::new(not)), "{not}");
         }
+        assert!(is_document_name(Path::new("chats/session-1.json")) && is_document_name(Path::new("a.json.gz")));
+        assert!(!is_document_name(Path::new("a.jsonl")) && !is_document_name(Path::new("json")));
     }
 }

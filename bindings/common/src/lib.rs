@@ -228,7 +228,7 @@ impl Files {
                 let reader = open(&path)?;
                 let mut s = self.settings.clone();
                 s.source = s.source.or_else(|| Some(path.display().to_string()));
-                let stream = Stream::new(options(&s)?);
+                let stream = Stream::new(options(&s)?.document(agentnorm::files::is_document_name(&path)));
                 self.current = Some((path, reader, stream));
             }
             let Some((path, reader, stream)) = self.current.as_mut() else { continue };
@@ -314,7 +314,8 @@ pub fn usage(
     let mut read = Vec::new();
     for (order, path) in expand(&paths)?.into_iter().enumerate() {
         let mut reader = open(&path)?;
-        let mut norm = Normalizer::new(Options::default().dialect(forced).observed_at(false));
+        let document = agentnorm::files::is_document_name(&path);
+        let mut norm = Normalizer::new(Options::default().dialect(forced).observed_at(false).document(document));
         let mut collector = Collector::new(Some(path.display().to_string()));
         loop {
             match reader.fill_buf() {
