@@ -40,9 +40,24 @@ pub struct FileId {
     size: u64,
     mtime_ns: i128,
     ctime_ns: i128,
+    /// A SQLite database's write-ahead log beside it (`<file>-wal`), whose size and mtime:
+    /// OpenCode's new messages sit there until a checkpoint, the database file unchanged.
+    wal: Option<(u64, i128)>,
 }
 
 impl FileId {
+    /// The identity of the file at `path` (with its `-wal` beside it, if any).
+    pub fn of_path(path: &std::path::Path) -> Option<FileId> {
+        let mut id = FileId::of(&fs::metadata(path).ok()?);
+        let mut wal = path.as_os_str().to_owned();
+        wal.push("-wal");
+        if let Ok(w) = fs::metadata(std::path::Path::new(&wal)) {
+            let w = FileId::of(&w);
+            id.wal = Some((w.size, w.mtime_ns));
+        }
+        Some(id)
+    }
+
     /// The identity of the file `meta` describes.
     pub fn of(meta: &fs::Metadata) -> FileId {
         #[cfg(unix)]
@@ -55,6 +70,7 @@ impl FileId {
                 size: meta.size(),
                 mtime_ns: ns(meta.mtime(), meta.mtime_nsec()),
                 ctime_ns: ns(meta.ctime(), meta.ctime_nsec()),
+                wal: None,
             }
         }
         #[cfg(not(unix))]
@@ -62,7 +78,14 @@ impl FileId {
             let ns = |t: std::io::Result<std::time::SystemTime>| {
                 t.ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_nanos() as i128)
             };
-            FileId { dev: 0, ino: 0, size: meta.len(), mtime_ns: ns(meta.modified()), ctime_ns: ns(meta.created()) }
+            FileId {
+                dev: 0,
+                ino: 0,
+                size: meta.len(),
+                mtime_ns: ns(meta.modified()),
+                ctime_ns: ns(meta.created()),
+                wal: None,
+            }
         }
     }
 }
@@ -227,6 +250,20 @@ mod tests {
     }
 
     #[test]
+    fn a_database_changes_identity_when_its_write_ahead_log_grows() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("opencode.db");
+        fs::write(&db, b"SQLite format 3\0").unwrap();
+        let alone = FileId::of_path(&db).unwrap();
+        assert_eq!(alone, FileId::of(&fs::metadata(&db).unwrap()), "no -wal: the file's own identity");
+        fs::write(dir.path().join("opencode.db-wal"), b"page").unwrap();
+        let with_wal = FileId::of_path(&db).unwrap();
+        assert_ne!(with_wal, alone);
+        fs::write(dir.path().join("opencode.db-wal"), b"page, and another").unwrap();
+        assert_ne!(FileId::of_path(&db).unwrap(), with_wal, "new messages in the log, the database untouched");
+    }
+
+    #[test]
     fn an_unchanged_file_is_found_and_any_change_is_not() {
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("a.jsonl");
@@ -303,7 +340,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let walked = dir.path().join("projects");
         fs::create_dir(&walked).unwrap();
-        let id = FileId { dev: 1, ino: 2, size: 3, mtime_ns: 4, ctime_ns: 5 };
+        let id = FileId { dev: 1, ino: 2, size: 3, mtime_ns: 4, ctime_ns: 5, wal: None };
         let mut c = UsageCache::default();
         c.put(&walked.join("kept.jsonl"), id, None, vec![1]);
         c.put(&walked.join("gone.jsonl"), id, None, vec![2]);

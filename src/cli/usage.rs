@@ -55,7 +55,7 @@ pub fn read_usage(
         // The identity is taken before the file is read: a file that grows meanwhile is read
         // again next time.
         let id = match (input, known) {
-            (Input::File(p), Some(_)) => std::fs::metadata(p).ok().map(|m| FileId::of(&m)),
+            (Input::File(p), Some(_)) => FileId::of_path(p),
             _ => None,
         };
         if let (Input::File(p), Some(c), Some(id)) = (input, known, id)
