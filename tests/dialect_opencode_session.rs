@@ -60,11 +60,7 @@ fn database(dir: &std::path::Path, rows: &[(&str, &str, &str)]) -> std::path::Pa
 #[test]
 fn the_database_is_read_as_its_messages_in_the_order_stored() {
     let dir = tempfile::tempdir().unwrap();
-    let info = |out: u64| {
-        format!(
-            r#"{{"role":"assistant","time":{{"created":1763712001466,"completed":1763712009871}},"modelID":"claude-sonnet-4-5-20250929","providerID":"anthropic","path":{{"cwd":"/w"}},"tokens":{{"input":3,"output":{out},"reasoning":0,"cache":{{"read":100,"write":10}}}}}}"#
-        )
-    };
+    let info = rows_info;
     // More rows than one batch, and a row whose data is not JSON: read as a line, not lost.
     let mut rows: Vec<(String, String, String)> =
         (0..1300).map(|i| (format!("msg_{i:05}"), "ses_a".to_owned(), info(i + 1))).collect();
@@ -100,6 +96,32 @@ fn the_database_is_read_as_its_messages_in_the_order_stored() {
     let total = rows.last().unwrap();
     assert_eq!(total["requests"], 1300);
     assert_eq!(total["output"], (1..=1300u64).sum::<u64>());
+
+    // OpenCode 1.2 moves the message files into the database and leaves them where they were:
+    // a message in both counts once.
+    let file = data.join("storage/message/ses_a/msg_00005.json");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    let mut info: Value = serde_json::from_str(&rows_info(6)).unwrap();
+    info["id"] = json!("msg_00005");
+    info["sessionID"] = json!("ses_a");
+    std::fs::write(&file, serde_json::to_string_pretty(&info).unwrap() + "\n").unwrap();
+    let out = bin()
+        .args(["usage", "--json", "--no-cache"])
+        .env("HOME", home.path())
+        .env_remove("XDG_DATA_HOME")
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("CODEX_HOME")
+        .output()
+        .unwrap();
+    let total = common::parse(&out.stdout).pop().unwrap();
+    assert_eq!((total["requests"].as_u64(), total["output"].as_u64()), (Some(1300), Some((1..=1300u64).sum())));
+}
+
+/// An assistant info of `out` output tokens, without its ids.
+fn rows_info(out: u64) -> String {
+    format!(
+        r#"{{"role":"assistant","time":{{"created":1763712001466,"completed":1763712009871}},"modelID":"claude-sonnet-4-5-20250929","providerID":"anthropic","path":{{"cwd":"/w"}},"tokens":{{"input":3,"output":{out},"reasoning":0,"cache":{{"read":100,"write":10}}}}}}"#
+    )
 }
 
 #[test]

@@ -107,6 +107,9 @@ pub fn database(path: &Path) -> io::Result<DatabaseLines> {
     let conn =
         rusqlite::Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
             .map_err(db_error)?;
+    // OpenCode may be writing: wait for its lock rather than fail (a WAL database never locks
+    // readers out).
+    conn.busy_timeout(std::time::Duration::from_secs(5)).map_err(db_error)?;
     let has_messages: bool = conn
         .query_row("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'message'", [], |r| {
             r.get::<_, i64>(0)
