@@ -40,8 +40,8 @@ pub struct FileId {
     size: u64,
     mtime_ns: i128,
     ctime_ns: i128,
-    /// A SQLite database's write-ahead log beside it (`<file>-wal`), whose size and mtime:
-    /// OpenCode's new messages sit there until a checkpoint, the database file unchanged.
+    /// The size and mtime of a SQLite database's write-ahead log beside it
+    /// ([`agentnorm::files::write_ahead_log`]).
     wal: Option<(u64, i128)>,
 }
 
@@ -49,9 +49,7 @@ impl FileId {
     /// The identity of the file at `path` (with its `-wal` beside it, if any).
     pub fn of_path(path: &std::path::Path) -> Option<FileId> {
         let mut id = FileId::of(&fs::metadata(path).ok()?);
-        let mut wal = path.as_os_str().to_owned();
-        wal.push("-wal");
-        if let Ok(w) = fs::metadata(std::path::Path::new(&wal)) {
+        if let Some(Ok(w)) = agentnorm::files::write_ahead_log(path).map(fs::metadata) {
             let w = FileId::of(&w);
             id.wal = Some((w.size, w.mtime_ns));
         }

@@ -203,7 +203,12 @@ fn short_window(name: &str) -> &str {
     }
 }
 
+/// When the log last changed: a database's own time or its write-ahead log's, the later.
 fn modified_ms(p: &std::path::Path) -> Option<i64> {
-    let m = std::fs::metadata(p).ok()?.modified().ok()?;
-    Some(m.duration_since(SystemTime::UNIX_EPOCH).unwrap_or(Duration::ZERO).as_millis() as i64)
+    let ms = |p: &std::path::Path| -> Option<i64> {
+        let m = std::fs::metadata(p).ok()?.modified().ok()?;
+        Some(m.duration_since(SystemTime::UNIX_EPOCH).unwrap_or(Duration::ZERO).as_millis() as i64)
+    };
+    let own = ms(p)?;
+    Some(agentnorm::files::write_ahead_log(p).and_then(|w| ms(&w)).map_or(own, |w| w.max(own)))
 }

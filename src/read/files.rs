@@ -88,6 +88,16 @@ pub fn is_plain(head: &[u8]) -> bool {
     !is_compressed(head) && !head.starts_with(SQLITE_MAGIC)
 }
 
+/// The write-ahead log beside a SQLite database (`<file>-wal`), where it exists: OpenCode's
+/// newest messages sit there until a checkpoint, the database file itself unchanged, so what
+/// tells whether a database changed (its identity, its modification time) looks at both.
+pub fn write_ahead_log(path: &Path) -> Option<std::path::PathBuf> {
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    let wal = std::path::PathBuf::from(wal);
+    wal.is_file().then_some(wal)
+}
+
 /// A SQLite database starts with these 16 bytes.
 const SQLITE_MAGIC: &[u8] = b"SQLite format 3\0";
 
