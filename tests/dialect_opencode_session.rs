@@ -27,15 +27,50 @@ fn assistant_infos_start_the_session_and_carry_the_request() {
     );
     assert_eq!(u["message_id"], "msg_9a41c7e3a001Ld3fQ8sVb2nJxR");
     assert_eq!(u["at"], "2025-11-21T08:00:09.871Z", "dated by time.completed");
-    // The failed request reported zeros: no usage, an error diagnostic.
-    assert_eq!(types_at(&evs, 5), ["session_started", "diagnostic"]);
-    assert_eq!(at_line(&evs, 5)[1]["message"], "Rate limit reached for gpt-5.1-codex");
+    // `finish: "tool-calls"` goes on; `stop` ends the turn with the sums and OpenCode's cost.
+    assert_eq!(types_at(&evs, 3), ["usage", "turn_completed"]);
+    let done = &at_line(&evs, 3)[1];
+    assert_eq!(done["usage"]["output"], 412 + 187);
+    assert_eq!(done["usage"]["cache_read"], 11872 + 15082);
+    assert!((done["cost_usd"].as_f64().unwrap() - (0.0217881 + 0.0097446)).abs() < 1e-12);
+    assert_eq!(done["stop_reason"], "stop");
+    // The failed request reported zeros: no usage; its error fails the turn.
+    assert_eq!(types_at(&evs, 5), ["session_started", "turn_failed"]);
+    let failed = &at_line(&evs, 5)[1];
+    assert_eq!(
+        (failed["error"].as_str(), failed["kind"].as_str()),
+        (Some("Rate limit reached for gpt-5.1-codex"), Some("api_error"))
+    );
+    assert!(failed.get("usage").is_none());
+}
+
+#[test]
+fn a_turn_is_summed_per_session_when_a_subagents_infos_come_between() {
+    let info = |id: &str, sid: &str, out: u64, finish: &str| {
+        format!(
+            r#"{{"id":"{id}","sessionID":"{sid}","role":"assistant","time":{{"created":1,"completed":2}},"modelID":"gpt-5","path":{{"cwd":"/w"}},"cost":0.5,"tokens":{{"input":1,"output":{out},"reasoning":0,"cache":{{"read":0,"write":0}}}},"finish":"{finish}"}}"#
+        )
+    };
+    let lines = [
+        info("m1", "parent", 10, "tool-calls"),
+        info("c1", "child", 100, "tool-calls"),
+        info("c2", "child", 200, "stop"),
+        info("m2", "parent", 20, "stop"),
+    ]
+    .join("\n")
+        + "\n";
+    let evs = common::run_stdin(&[], &lines);
+    let ends = of_type(&evs, "turn_completed");
+    assert_eq!(ends.len(), 2);
+    assert_eq!((ends[0]["session_id"].as_str(), ends[0]["usage"]["output"].as_u64()), (Some("child"), Some(300)));
+    assert_eq!((ends[1]["session_id"].as_str(), ends[1]["usage"]["output"].as_u64()), (Some("parent"), Some(30)));
+    assert_eq!(ends[1]["cost_usd"], 1.0);
 }
 
 #[test]
 fn a_message_file_is_one_pretty_printed_frame() {
     let evs = run("message_file");
-    assert_eq!(types_at(&evs, 1), ["session_started", "usage"]);
+    assert_eq!(types_at(&evs, 1), ["session_started", "usage", "turn_completed"]);
     // OpenCode's `output` leaves reasoning out; SPEC's output holds it.
     assert_eq!(of_type(&evs, "usage")[0]["usage"]["output"], 388 + 256);
 }

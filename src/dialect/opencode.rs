@@ -61,16 +61,16 @@ impl Adapter for Opencode {
             }
             StepPiece::StepFinish { event, cost_usd, ends_turn, stop_reason } => {
                 if let Event::Usage { usage, .. } = &event {
-                    steps.add(usage, cost_usd);
+                    steps.sums.add(usage, cost_usd);
                 }
                 cx.event(event);
                 if ends_turn {
-                    cx.event(steps.turn_completed(stop_reason));
+                    cx.event(steps.sums.turn_completed(stop_reason));
                 }
             }
             StepPiece::Done => {
                 if cx.turn_open() || cx.turn_started() {
-                    cx.event(steps.turn_completed(None));
+                    cx.event(steps.sums.turn_completed(None));
                 }
             }
             StepPiece::Call { call_id, part_id, mut events } => {
@@ -137,12 +137,18 @@ impl From<StepPiece> for Piece {
     }
 }
 
-/// The sums over a turn's steps.
+/// The sums over a turn's steps, and the call ids of the stream.
 #[derive(Debug, Default)]
 pub(crate) struct Steps {
+    sums: TurnSums,
+    calls: CallIds,
+}
+
+/// The usage and cost summed over the steps of one turn (OpenCode reports them per step).
+#[derive(Debug, Default)]
+pub(crate) struct TurnSums {
     usage: Option<Usage>,
     cost: Option<f64>,
-    calls: CallIds,
 }
 
 /// Which part first used each `callID` in the stream.
@@ -172,8 +178,9 @@ impl CallIds {
     }
 }
 
-impl Steps {
-    fn add(&mut self, u: &Usage, cost: Option<f64>) {
+impl TurnSums {
+    /// Adds one step.
+    pub(crate) fn add(&mut self, u: &Usage, cost: Option<f64>) {
         self.usage = Some(usage::add(self.usage.unwrap_or_default(), *u));
         if let Some(c) = cost {
             self.cost = Some(self.cost.unwrap_or(0.0) + c);
@@ -181,19 +188,32 @@ impl Steps {
     }
 
     /// The turn's `turn_completed`, with the sums; starts a new turn.
-    fn turn_completed(&mut self, stop_reason: Option<String>) -> Event {
-        let usage = self.usage.take();
-        let cost = self.cost.take();
+    pub(crate) fn turn_completed(&mut self, stop_reason: Option<String>) -> Event {
         Event::TurnCompleted {
             env: Envelope::default(),
-            usage,
+            usage: self.usage.take(),
             usage_scope: None,
             cost_scope: None,
-            cost_usd: cost,
+            cost_usd: self.cost.take(),
             duration_ms: None,
             num_turns: None,
             result: None,
             stop_reason,
+            model_usage: None,
+        }
+    }
+
+    /// The turn's `turn_failed`, with the sums; starts a new turn.
+    pub(crate) fn turn_failed(&mut self, error: String, kind: FailureKind) -> Event {
+        Event::TurnFailed {
+            env: Envelope::default(),
+            error,
+            kind: Some(kind),
+            usage: self.usage.take(),
+            usage_scope: None,
+            cost_scope: None,
+            cost_usd: self.cost.take(),
+            duration_ms: None,
             model_usage: None,
         }
     }
@@ -341,7 +361,14 @@ fn step_finish(p: Val<'_>, m: &mut Mapped) {
 }
 
 fn error(f: Val<'_>, m: &mut Mapped) {
-    let err = f.get("error");
+    let (message, kind) = named_error(f.get("error"));
+    m.push(TurnSums::default().turn_failed(message, kind));
+}
+
+/// An OpenCode error (`{name, data: {message}}`, a message, a string): its message and kind.
+/// OpenCode's named errors: `ProviderAuthError`, `MessageAbortedError`, `APIError`,
+/// `MessageOutputLengthError`, `UnknownError`, …
+pub(crate) fn named_error(err: Option<Val<'_>>) -> (String, FailureKind) {
     let name = err.and_then(|e| e.str_at("name"));
     let message = err
         .and_then(|e| {
@@ -354,25 +381,13 @@ fn error(f: Val<'_>, m: &mut Mapped) {
         .or(name)
         .unwrap_or("error")
         .to_owned();
-    // OpenCode's named errors: `ProviderAuthError`, `MessageAbortedError`, `APIError`,
-    // `MessageOutputLengthError`, `UnknownError`, …
     let kind = match name {
         Some("ProviderAuthError") => FailureKind::Auth,
         Some("MessageAbortedError") => FailureKind::Aborted,
         Some("APIError") => FailureKind::ApiError,
         _ => failure_kind(&message),
     };
-    m.push(Event::TurnFailed {
-        env: Envelope::default(),
-        error: message,
-        kind: Some(kind),
-        usage: None,
-        usage_scope: None,
-        cost_scope: None,
-        cost_usd: None,
-        duration_ms: None,
-        model_usage: None,
-    });
+    (message, kind)
 }
 
 /// OpenCode `step_finish.part.tokens`: `output + reasoning` is the output (its `output` leaves

@@ -13,19 +13,28 @@
 //! carries its request's `tokens` (`input` without the cache, `output` without reasoning,
 //! `reasoning`, `cache.read`, `cache.write`: the stream's `step_finish` figures, summed over
 //! the message's steps), `modelID`, `providerID`, `path.cwd`, OpenCode's own `cost` and, when
-//! the request failed, an `error` (`{name, data: {message}}`). A user message says nothing
+//! the request failed, an `error` (`{name, data: {message}}`). A user info says nothing
 //! countable: a heartbeat.
+//!
+//! As in the stream, a turn is several steps, here one assistant info each: `finish:
+//! "tool-calls"` goes on in the next info, another `finish` ends the turn with a
+//! `turn_completed` whose usage and `cost_usd` (OpenCode's own) are the sums over the turn's
+//! infos, and an `error` ends it with a `turn_failed`. The sums are kept per session: a database
+//! holds every session, a subagent's infos between its parent's.
 
-use super::{Accepts, Adapter, Claim, Mapped, diagnostic};
-use crate::event::{Envelope, Event, Level, UnknownReason};
+use std::collections::HashMap;
+
+use super::opencode::TurnSums;
+use super::{Accepts, Adapter, Claim, Cx, Mapped, Own, Piece};
+use crate::event::{Envelope, Event, FailureKind, UnknownReason};
 use crate::read::frame::Val;
 
 /// The `opencode-session` dialect.
 pub(crate) struct OpencodeSession;
 
 impl Adapter for OpencodeSession {
-    type Piece = std::convert::Infallible;
-    type State = ();
+    type Piece = InfoPiece;
+    type State = Turns;
     const SAVED_LOG: bool = true;
 
     const ACCEPTS: Accepts = Accepts::types(&[], Claim::Envelope).untyped();
@@ -41,7 +50,62 @@ impl Adapter for OpencodeSession {
     fn map(f: Val<'_>, m: &mut Mapped) {
         map(f, m)
     }
+
+    fn fold(turns: &mut Turns, piece: InfoPiece, cx: &mut dyn Cx) {
+        let InfoPiece { step, cost_usd, end } = piece;
+        let sums = turns.0.entry(cx.session_id().unwrap_or_default().to_owned()).or_default();
+        if let Some(Event::Usage { usage, .. }) = &step {
+            sums.add(usage, cost_usd);
+        }
+        if let Some(ev) = step {
+            cx.event(ev);
+        }
+        match end {
+            Some(TurnEnd::Completed { stop_reason }) => cx.event(sums.turn_completed(stop_reason)),
+            Some(TurnEnd::Failed { error, kind }) => cx.event(sums.turn_failed(error, kind)),
+            None => {}
+        }
+    }
 }
+
+/// An assistant info: one step of a turn, and the turn's end when it is the last step.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct InfoPiece {
+    /// The step's `usage` event.
+    step: Option<Event>,
+    /// OpenCode's cost of the step.
+    cost_usd: Option<f64>,
+    /// How the turn ends here, when it does.
+    end: Option<TurnEnd>,
+}
+
+/// How a turn ended.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum TurnEnd {
+    /// The model stopped for a reason other than calling tools.
+    Completed {
+        /// The `finish` reason.
+        stop_reason: Option<String>,
+    },
+    /// The request failed (the info's `error`).
+    Failed {
+        /// Its message.
+        error: String,
+        /// Its kind.
+        kind: FailureKind,
+    },
+}
+
+impl From<InfoPiece> for Piece {
+    fn from(p: InfoPiece) -> Piece {
+        Piece::Own(Own::OpencodeSession(p))
+    }
+}
+
+/// The usage and cost of each session's turn so far: a database holds every session, and a
+/// subagent's infos come between its parent's.
+#[derive(Debug, Default)]
+pub(crate) struct Turns(HashMap<String, TurnSums>);
 
 /// Maps one message info.
 pub fn map(f: Val<'_>, m: &mut Mapped) {
@@ -78,19 +142,24 @@ fn assistant(f: Val<'_>, m: &mut Mapped) {
         .filter(|t| t.is_object())
         .map(super::opencode::counters)
         .filter(|u| [u.input, u.cache_read, u.cache_write, u.output].iter().any(|n| n.unwrap_or(0) > 0));
-    if let Some(usage) = usage {
-        m.push(Event::Usage {
-            env: Envelope::default(),
-            usage: super::usage::with_context(usage),
-            model: f.string_at("modelID"),
-            message_id: f.string_at("id"),
-            context_window: None,
-        });
-    }
-    if let Some(err) = f.get("error").filter(|e| e.is_object()) {
-        let name = err.str_at("name").unwrap_or("error");
-        let message = err.path(&["data", "message"]).and_then(|v| v.str()).unwrap_or(name).to_owned();
-        m.push(diagnostic(Level::Error, "opencode.message.error", message, Vec::new()));
-    }
+    let step = usage.map(|usage| Event::Usage {
+        env: Envelope::default(),
+        usage: super::usage::with_context(usage),
+        model: f.string_at("modelID"),
+        message_id: f.string_at("id"),
+        context_window: None,
+    });
+    let finish = f.string_at("finish");
+    let end = match f.get("error").filter(|e| e.is_object()) {
+        Some(err) => {
+            let (error, kind) = super::opencode::named_error(Some(err));
+            Some(TurnEnd::Failed { error, kind })
+        }
+        // `tool-calls`: the turn goes on in the next info; none yet: still running.
+        None if finish.is_some() && finish.as_deref() != Some("tool-calls") => {
+            Some(TurnEnd::Completed { stop_reason: finish })
+        }
+        None => None,
+    };
+    m.push_piece(InfoPiece { step, cost_usd: f.f64_at("cost"), end });
 }
-
