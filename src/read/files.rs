@@ -17,7 +17,7 @@ pub type Reader = Box<dyn BufRead + Send>;
 /// looked at, not its text: a name that is not UTF-8 is a log all the same.
 pub fn is_log_name(p: &Path) -> bool {
     let Some(name) = p.file_name().map(std::ffi::OsStr::as_encoded_bytes) else { return false };
-    let base = [&b".gz"[..], b".zst", b".zstd"].iter().find_map(|c| name.strip_suffix(*c)).unwrap_or(name);
+    let base = uncompressed(name);
     if base.ends_with(b".jsonl") || base.ends_with(b".ndjson") {
         return true;
     }
@@ -34,15 +34,20 @@ pub fn is_log_name(p: &Path) -> bool {
 /// compressed), as Gemini CLI's older sessions and OpenCode's message files are kept
 /// ([`crate::Options::document`]).
 pub fn is_document_name(p: &Path) -> bool {
-    let Some(name) = p.file_name().map(std::ffi::OsStr::as_encoded_bytes) else { return false };
-    let base = [&b".gz"[..], b".zst", b".zstd"].iter().find_map(|c| name.strip_suffix(*c)).unwrap_or(name);
-    base.ends_with(b".json")
+    p.file_name().is_some_and(|n| uncompressed(n.as_encoded_bytes()).ends_with(b".json"))
+}
+
+/// A file name without its compression suffix (`.gz`, `.zst`, `.zstd`).
+fn uncompressed(name: &[u8]) -> &[u8] {
+    [&b".gz"[..], b".zst", b".zstd"].iter().find_map(|c| name.strip_suffix(*c)).unwrap_or(name)
 }
 
 /// gzip's magic bytes.
 const GZIP: &[u8] = &[0x1f, 0x8b];
 /// zstd's magic bytes.
 const ZSTD: &[u8] = &[0x28, 0xb5, 0x2f, 0xfd];
+/// A SQLite database starts with these 16 bytes.
+const SQLITE_MAGIC: &[u8] = b"SQLite format 3\0";
 
 /// Whether bytes starting a file say it is gzip- or zstd-compressed.
 pub fn is_compressed(head: &[u8]) -> bool {
@@ -98,15 +103,13 @@ pub fn write_ahead_log(path: &Path) -> Option<std::path::PathBuf> {
     wal.is_file().then_some(wal)
 }
 
-/// A SQLite database starts with these 16 bytes.
-const SQLITE_MAGIC: &[u8] = b"SQLite format 3\0";
-
 /// Rows read from the database at a time.
 const BATCH: i64 = 512;
 
 /// The message infos of an OpenCode database (`opencode.db`, OpenCode ≥ 1.2), one JSON object per
-/// line in the order they were stored (what the `opencode-session` dialect reads): each row's `data` with its `id` and `session_id` put back as `id`
-/// and `sessionID` (the table keeps them in columns). A `data` that is not a JSON object is
+/// line in the order they were stored (what the `opencode-session` dialect reads): each row's
+/// `data` with its `id` and `session_id` put back as `id` and `sessionID` (the table keeps them
+/// in columns). A `data` that is not a JSON object is
 /// written as a JSON string, so that it is read as a line the dialect does not know, not lost.
 ///
 /// The database is opened read-only, and read a batch of rows at a time (OpenCode may be writing
