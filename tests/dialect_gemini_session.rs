@@ -128,3 +128,13 @@ fn a_json_file_is_one_document_however_long_where_a_stream_stops_at_10000_lines(
     assert!(of_type(&piped, "usage").is_empty());
     assert!(run_ended(&piped)["unknown"].as_u64().unwrap() > 10_000);
 }
+
+#[test]
+fn an_entry_of_messages_that_is_no_record_is_said_not_dropped_with_the_rest() {
+    let line = r#"{"$set":{"messages":[{"id":"u9","timestamp":"2026-11-20T09:14:05.402Z","type":"user","content":"hello"},{"content":"no id"},{"id":"x","type":"tool_group","timestamp":"t","content":""}]}}"#;
+    let evs = common::run_stdin(&["--dialect", "gemini-session"], &format!("{line}\n"));
+    assert_eq!(types_at(&evs, 1), ["user_message", "diagnostic"]);
+    let warning = &at_line(&evs, 1)[1];
+    assert_eq!(warning["code"], "gemini.session.unread_messages");
+    assert!(warning["message"].as_str().unwrap().starts_with("2 entries"), "{warning}");
+}

@@ -125,8 +125,10 @@ pub fn map(f: Val<'_>, m: &mut Mapped) {
     match f.str_at("type") {
         Some(_) => {
             m.at = f.string_at("timestamp");
-            message(f, m);
-            end(m, None);
+            match message(f, m) {
+                Ok(()) => end(m, None),
+                Err(reason) => m.unknown(reason, None),
+            }
         }
         None if f.get("sessionId").is_some() => {
             m.session_id = f.string_at("sessionId").filter(|s| !s.is_empty());
@@ -138,7 +140,7 @@ pub fn map(f: Val<'_>, m: &mut Mapped) {
             m.at = if messages.is_some() { f.string_at("lastUpdated") } else { None }.or_else(|| f.string_at("startTime"));
             once(m, format!("session:{id}"), super::session_started());
             if let Some(list) = messages.and_then(|v| v.array()) {
-                list.for_each(|msg| message(msg, m));
+                messages_of(list, m);
             }
             end(m, Some(if messages.is_some() { "session" } else { "metadata" }));
         }
@@ -146,7 +148,7 @@ pub fn map(f: Val<'_>, m: &mut Mapped) {
             if let Some(set) = f.get("$set").filter(|v| v.is_object()) {
                 m.at = set.string_at("lastUpdated");
                 if let Some(list) = set.array_at("messages") {
-                    list.for_each(|msg| message(msg, m));
+                    messages_of(list, m);
                 }
                 end(m, Some("$set"));
             } else if f.get("$rewindTo").is_some() {
@@ -175,10 +177,26 @@ fn end(m: &mut Mapped, frame: Option<&str>) {
     m.push_piece(SessionPiece::End { frame });
 }
 
-/// One message record, whether a line of its own or an entry of a document or `$set.messages`.
-fn message(f: Val<'_>, m: &mut Mapped) {
+/// The entries of a document's or a `$set`'s `messages`: one that is no message record (no
+/// `type` or `id`, a type the dialect does not know) is said in a warning, the others read.
+fn messages_of<'t>(list: impl Iterator<Item = Val<'t>>, m: &mut Mapped) {
+    let mut skipped = 0;
+    for msg in list {
+        if message(msg, m).is_err() {
+            skipped += 1;
+        }
+    }
+    if skipped > 0 {
+        let text = format!("{skipped} entries of `messages` are no message record this dialect knows; they are not read");
+        m.push(diagnostic(Level::Warning, "gemini.session.unread_messages", text, Vec::new()));
+    }
+}
+
+/// One message record, whether a line of its own or an entry of a document or `$set.messages`;
+/// an error for what is no message record this dialect knows.
+fn message(f: Val<'_>, m: &mut Mapped) -> Result<(), UnknownReason> {
     let (Some(ty), Some(id)) = (f.str_at("type"), f.str_at("id")) else {
-        return m.unknown(UnknownReason::MalformedFrame, None);
+        return Err(UnknownReason::MalformedFrame);
     };
     if m.frame.is_empty() {
         m.frame = ty.to_owned();
@@ -223,8 +241,9 @@ fn message(f: Val<'_>, m: &mut Mapped) {
             let message = text.map_or_else(|| ty.to_owned(), |t| t.as_str().into_owned());
             once(m, format!("note:{id}"), diagnostic(level, &format!("gemini.session.{ty}"), message, Vec::new()));
         }
-        _ => m.unknown(UnknownReason::UnrecognizedFrame, None),
+        _ => return Err(UnknownReason::UnrecognizedFrame),
     }
+    Ok(())
 }
 
 /// A thought summary's text: `subject` and `description`, as the CLI shows them.
