@@ -118,16 +118,7 @@ fn the_database_is_read_as_its_messages_in_the_order_stored() {
     let data = home.path().join(".local/share/opencode");
     std::fs::create_dir_all(&data).unwrap();
     std::fs::copy(&db, data.join("opencode.db")).unwrap();
-    let out = bin()
-        .args(["usage", "--json"])
-        .env("HOME", home.path())
-        .env_remove("XDG_DATA_HOME")
-        .env_remove("CLAUDE_CONFIG_DIR")
-        .env_remove("CODEX_HOME")
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    let rows = common::parse(&out.stdout);
+    let rows = common::usage_in_home(home.path(), &[]);
     let total = rows.last().unwrap();
     assert_eq!(total["requests"], 1300);
     assert_eq!(total["output"], (1..=1300u64).sum::<u64>());
@@ -140,15 +131,7 @@ fn the_database_is_read_as_its_messages_in_the_order_stored() {
     info["id"] = json!("msg_00005");
     info["sessionID"] = json!("ses_a");
     std::fs::write(&file, serde_json::to_string_pretty(&info).unwrap() + "\n").unwrap();
-    let out = bin()
-        .args(["usage", "--json", "--no-cache"])
-        .env("HOME", home.path())
-        .env_remove("XDG_DATA_HOME")
-        .env_remove("CLAUDE_CONFIG_DIR")
-        .env_remove("CODEX_HOME")
-        .output()
-        .unwrap();
-    let total = common::parse(&out.stdout).pop().unwrap();
+    let total = common::usage_in_home(home.path(), &["--no-cache"]).pop().unwrap();
     assert_eq!((total["requests"].as_u64(), total["output"].as_u64()), (Some(1300), Some((1..=1300u64).sum())));
 }
 

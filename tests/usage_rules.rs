@@ -306,16 +306,7 @@ fn default_paths_find_every_saved_session_folder_and_count_archived_copies_once(
     write(h, ".codex/archived_sessions/rollout-2026-05-01T10-00-00-c-archived.jsonl", &r);
     write(h, ".config/claude/projects/-w/s-new.jsonl", &(transcript_u("Snew", "n1", "2026-05-01T10:00:00Z", 7) + "\n"));
     write(h, ".claude/projects/-w/s-old.jsonl", &(transcript_u("Sold", "o1", "2026-05-01T10:00:00Z", 5) + "\n"));
-    let out = bin()
-        .args(["usage", "--json"])
-        .env("HOME", h)
-        .env_remove("CLAUDE_CONFIG_DIR")
-        .env_remove("CODEX_HOME")
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    let r: Vec<Value> =
-        String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let r = common::usage_in_home(h, &[]);
     let sid = |s: &str| r.iter().find(|x| x["session_id"] == s).unwrap_or_else(|| panic!("{s} missing: {r:?}"));
     assert_eq!(n(sid("c-archived"), "input"), Some(3000), "the archived copy is not counted again");
     assert_eq!(n(sid("Snew"), "input"), Some(7), "~/.config/claude/projects");
@@ -618,17 +609,7 @@ fn gemini_saved_sessions_count_each_message_once_and_a_migrated_copy_once() {
         lines.join("\n") + "\n"
     };
     write(h, ".gemini/tmp/1c3e5a7b/chats/session-2026-03-02T16-40-3e8a1c5f.jsonl", &migrated);
-    let out = bin()
-        .args(["usage", "--json"])
-        .env("HOME", h)
-        .env_remove("CLAUDE_CONFIG_DIR")
-        .env_remove("CODEX_HOME")
-        .env_remove("XDG_DATA_HOME")
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    let r: Vec<Value> =
-        String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let r = common::usage_in_home(h, &[]);
     let sid = |s: &str| r.iter().find(|x| x["session_id"] == s).unwrap_or_else(|| panic!("{s} missing: {r:?}"));
     let live = sid("5c1e9f20-7a4b-4d2e-9b61-0f3c8a7d2e15");
     // Four messages with tokens, each written up to three times (and twice in a `$set`).

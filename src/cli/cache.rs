@@ -49,10 +49,6 @@ impl FileId {
     /// The identity of the file at `path` (with its `-wal` beside it, if any).
     pub fn of_path(path: &std::path::Path) -> Option<FileId> {
         let mut id = FileId::of(&fs::metadata(path).ok()?);
-        // Only a database has a write-ahead log: a log file is not looked for one.
-        if agentnorm::files::is_log_name(path) {
-            return Some(id);
-        }
         if let Some(Ok(w)) = agentnorm::files::write_ahead_log(path).map(fs::metadata) {
             let w = FileId::of(&w);
             id.wal = Some((w.size, w.mtime_ns));

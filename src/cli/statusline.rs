@@ -210,9 +210,5 @@ fn modified_ms(p: &std::path::Path) -> Option<i64> {
         Some(m.duration_since(SystemTime::UNIX_EPOCH).unwrap_or(Duration::ZERO).as_millis() as i64)
     };
     let own = ms(p)?;
-    // Only a database has a write-ahead log (a log file is not looked for one: a stat saved).
-    if agentnorm::files::is_log_name(p) {
-        return Some(own);
-    }
     Some(agentnorm::files::write_ahead_log(p).and_then(|w| ms(&w)).map_or(own, |w| w.max(own)))
 }

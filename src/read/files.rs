@@ -97,6 +97,10 @@ pub fn is_plain(head: &[u8]) -> bool {
 /// newest messages sit there until a checkpoint, the database file itself unchanged, so what
 /// tells whether a database changed (its identity, its modification time) looks at both.
 pub fn write_ahead_log(path: &Path) -> Option<std::path::PathBuf> {
+    // Only a database has one: a log file is not looked for one (a `stat` saved per log).
+    if is_log_name(path) {
+        return None;
+    }
     let mut wal = path.as_os_str().to_owned();
     wal.push("-wal");
     let wal = std::path::PathBuf::from(wal);

@@ -112,6 +112,23 @@ pub fn bin() -> Command {
     c
 }
 
+/// The rows of `agentnorm usage --json ARGS` given no path, as a user whose home is `home` runs
+/// it: the variables that would point elsewhere (`CLAUDE_CONFIG_DIR`, `CODEX_HOME`,
+/// `XDG_DATA_HOME`) unset. It must exit 0.
+pub fn usage_in_home(home: &Path, args: &[&str]) -> Vec<Value> {
+    let out = bin()
+        .args(["usage", "--json"])
+        .args(args)
+        .env("HOME", home)
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("CODEX_HOME")
+        .env_remove("XDG_DATA_HOME")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    parse(&out.stdout)
+}
+
 /// Runs agentnorm with `args` and `input` on stdin (written from a thread, so a large input cannot
 /// block on a full stdout pipe); stdout and stderr captured, the exit status left to the caller.
 pub fn run_raw(args: &[&str], input: &[u8]) -> Output {
