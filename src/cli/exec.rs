@@ -15,6 +15,7 @@
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, IsTerminal, Read, Seek, SeekFrom, Write};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex};
@@ -29,6 +30,7 @@ use anyhow::Result;
 use crate::cli::input::{self, Input};
 use crate::cli::mmap::Mmap;
 use crate::cli::otlp::{Exporter, OtlpOut, Tee};
+use crate::cli::prefetch;
 use crate::cli::progress::Counters;
 
 /// Output is handed to the writer in blocks of this size when the input keeps coming.
@@ -652,20 +654,59 @@ pub fn feed_input(
 /// Runs `f` on every input on up to `threads` worker threads and returns the results in input
 /// order (so that what is folded from them never depends on the thread count).
 pub fn map_inputs<T: Send>(inputs: &[Input], threads: usize, f: impl Fn(&Input) -> T + Sync) -> Vec<T> {
+    map_inputs_with(inputs, threads, None, f)
+}
+
+/// [`map_inputs`] for work that reads the files: the files a worker will take next and that
+/// `reads` says it will read are announced to the kernel ahead of time ([`prefetch`]), on one
+/// more thread.
+pub fn map_reading<T: Send>(
+    inputs: &[Input],
+    threads: usize,
+    reads: &(dyn Fn(&Path) -> bool + Sync),
+    f: impl Fn(&Input) -> T + Sync,
+) -> Vec<T> {
+    map_inputs_with(inputs, threads, Some(reads), f)
+}
+
+fn map_inputs_with<T: Send>(
+    inputs: &[Input],
+    threads: usize,
+    reads: Option<&(dyn Fn(&Path) -> bool + Sync)>,
+    f: impl Fn(&Input) -> T + Sync,
+) -> Vec<T> {
     let next = AtomicUsize::new(0);
+    let done = AtomicBool::new(false);
     let results: Mutex<Vec<Option<T>>> = Mutex::new((0..inputs.len()).map(|_| None).collect());
     std::thread::scope(|s| {
-        for _ in 0..threads.clamp(1, inputs.len().max(1)) {
-            s.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(input) = inputs.get(i) else { break };
-                    let r = f(input);
-                    if let Ok(mut v) = results.lock() {
-                        v[i] = Some(r);
-                    }
-                }
+        if let Some(reads) = reads.filter(|_| inputs.len() > 1) {
+            let paths = inputs.iter().map(|i| match i {
+                Input::File(p) => Some(p.as_path()),
+                Input::Stdin => None,
             });
+            let (next, done) = (&next, &done);
+            s.spawn(move || prefetch::ahead(paths, next, done, reads));
+        }
+        let workers: Vec<_> = (0..threads.clamp(1, inputs.len().max(1)))
+            .map(|_| {
+                s.spawn(|| {
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(input) = inputs.get(i) else { break };
+                        let r = f(input);
+                        if let Ok(mut v) = results.lock() {
+                            v[i] = Some(r);
+                        }
+                    }
+                })
+            })
+            .collect();
+        let joined: Vec<_> = workers.into_iter().map(|w| w.join()).collect();
+        done.store(true, Ordering::Relaxed);
+        for j in joined {
+            if let Err(panic) = j {
+                std::panic::resume_unwind(panic);
+            }
         }
     });
     results.into_inner().unwrap_or_default().into_iter().flatten().collect()

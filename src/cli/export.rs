@@ -67,7 +67,7 @@ pub fn run(args: &ExportArgs) -> Result<u8> {
     let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let mut progress = progress::Progress::start(inputs.len(), true);
     let counters = progress.counters();
-    let results = exec::map_inputs(&inputs, threads, |input| -> Result<usize, String> {
+    let results = exec::map_reading(&inputs, threads, &|_| true, |input| -> Result<usize, String> {
         let _done = counters.as_deref().map(progress::Counters::done_on_drop);
         let files = Files { dir: args.parquet.clone(), stem: stem(&input.name()), written: Vec::new() };
         let mut tables = Tables::new(files, by_day);

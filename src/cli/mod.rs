@@ -16,6 +16,7 @@ pub mod mmap;
 pub mod otlp;
 pub mod pages;
 pub mod pipes;
+pub mod prefetch;
 pub mod progress;
 pub mod readahead;
 pub mod statusline;

@@ -50,7 +50,12 @@ pub fn read_usage(
     let counters = progress.counters();
     let known = cache.as_deref();
     type Fresh = Option<(FileId, Vec<u8>)>;
-    let collected = exec::map_inputs(inputs, threads, |input| -> Result<(InputUsage, Fresh), String> {
+    // What the cache holds is not read, so it is not read ahead either.
+    let reads = |p: &std::path::Path| match known {
+        Some(c) => FileId::of_path(p).is_none_or(|id| c.get(p, id, dialect).is_none()),
+        None => true,
+    };
+    let collected = exec::map_reading(inputs, threads, &reads, |input| -> Result<(InputUsage, Fresh), String> {
         let _done = counters.as_deref().map(progress::Counters::done_on_drop);
         // The identity is taken before the file is read: a file that grows meanwhile is read
         // again next time.

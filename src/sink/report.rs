@@ -283,7 +283,12 @@ pub fn by_first_time(inputs: &mut [InputUsage]) {
 #[derive(Debug, Default)]
 pub struct Collector {
     source: Option<String>,
-    sessions: HashMap<Option<String>, SessionState>,
+    /// The sessions seen, in first-seen order, found by id through `session_index`; `last` is
+    /// the one the last event was of (almost every event is of the same session as the one
+    /// before, and comparing its id is cheaper than hashing it).
+    sessions: Vec<SessionState>,
+    session_index: HashMap<Option<String>, usize>,
+    last: usize,
     turns: Vec<Turn>,
     rate_limits: Vec<RateReading>,
     /// The model names and working folders seen, each held once.
@@ -304,7 +309,7 @@ impl Collector {
         for turn in self.turns.iter_mut().rev() {
             let known = next.entry(turn.session.clone()).or_insert_with(|| {
                 let id = turn.session.as_deref().map(str::to_owned);
-                self.sessions.get(&id).and_then(|st| st.model.clone())
+                self.session_index.get(&id).and_then(|&i| self.sessions[i].model.clone())
             });
             match &turn.model {
                 Some(m) => *known = Some(m.clone()),
@@ -324,8 +329,25 @@ impl Collector {
         n
     }
 
-    fn open_turn(&mut self, session: &Option<String>) -> usize {
-        let st = state(&mut self.sessions, session);
+    /// The index of the session `id` in `sessions`, made on first sight.
+    fn slot(&mut self, id: &Option<String>) -> usize {
+        if self.sessions.get(self.last).is_some_and(|st| st.id.as_deref() == id.as_deref()) {
+            return self.last;
+        }
+        let i = match self.session_index.get(id) {
+            Some(&i) => i,
+            None => {
+                self.sessions.push(SessionState { id: id.as_deref().map(Arc::from), ..SessionState::default() });
+                self.session_index.insert(id.clone(), self.sessions.len() - 1);
+                self.sessions.len() - 1
+            }
+        };
+        self.last = i;
+        i
+    }
+
+    fn open_turn(&mut self, session: usize) -> usize {
+        let st = &mut self.sessions[session];
         if let Some(i) = st.open {
             return i;
         }
@@ -351,8 +373,9 @@ impl Collector {
         models: Option<&BTreeMap<String, ModelUsage>>,
     ) {
         let env = ev.env();
-        let i = self.open_turn(&env.session_id);
-        let st = state(&mut self.sessions, &env.session_id);
+        let si = self.slot(&env.session_id);
+        let i = self.open_turn(si);
+        let st = &mut self.sessions[si];
         let usage = match (usage, scope) {
             (Some(total), Some(UsageScope::Session)) => {
                 let delta = match st.last_total {
@@ -380,21 +403,13 @@ impl Collector {
     }
 }
 
-/// The state of a session, made on first sight (looked up without cloning the id: this runs
-/// for every event).
-fn state<'a>(sessions: &'a mut HashMap<Option<String>, SessionState>, id: &Option<String>) -> &'a mut SessionState {
-    if !sessions.contains_key(id) {
-        let st = SessionState { id: id.as_deref().map(Arc::from), ..SessionState::default() };
-        sessions.insert(id.clone(), st);
-    }
-    sessions.get_mut(id).expect("just inserted")
-}
 
 impl Sink for Collector {
     fn event(&mut self, ev: &Event) {
         let env = ev.env();
+        let si = self.slot(&env.session_id);
         {
-            let st = state(&mut self.sessions, &env.session_id);
+            let st = &mut self.sessions[si];
             if st.dialect.is_none() {
                 st.dialect = env.dialect;
             }
@@ -406,7 +421,7 @@ impl Sink for Collector {
         if matches!(ev, Event::OutputDelta { .. } | Event::Reasoning { .. } | Event::ToolStarted { .. })
             && env.at.is_some()
         {
-            let st = state(&mut self.sessions, &env.session_id);
+            let st = &mut self.sessions[si];
             let slot = &mut st.pending_first_at[usize::from(subagent)];
             if slot.is_none() {
                 slot.clone_from(&env.at);
@@ -416,7 +431,7 @@ impl Sink for Collector {
             Event::SessionStarted { model, cwd, .. } => {
                 let model = model.as_deref().map(|m| self.name(m));
                 let cwd = cwd.as_deref().map(|c| self.name(c));
-                let st = state(&mut self.sessions, &env.session_id);
+                let st = &mut self.sessions[si];
                 if model.is_some() {
                     st.model = model;
                 }
@@ -435,9 +450,9 @@ impl Sink for Collector {
                 });
             }
             Event::Usage { usage, model, message_id, .. } => {
-                let i = self.open_turn(&env.session_id);
+                let i = self.open_turn(si);
                 let model = model.as_deref().map(|m| self.name(m));
-                let st = state(&mut self.sessions, &env.session_id);
+                let st = &mut self.sessions[si];
                 let first_at = st.pending_first_at[usize::from(subagent)].take();
                 if model.is_some() && !subagent {
                     st.model.clone_from(&model);
