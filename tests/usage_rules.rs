@@ -622,3 +622,51 @@ fn gemini_saved_sessions_count_each_message_once_and_a_migrated_copy_once() {
     assert_eq!(n(old, "input"), Some(5210 + 1295));
     assert!(cost(old).is_some_and(|c| c > 0.0), "gemini-2.5-pro is priced: {old}");
 }
+
+#[test]
+fn requests_of_one_minute_count_as_they_would_one_by_one() {
+    // The report keeps the requests of a session in the same minute as one part: its block must
+    // still end at the last of them, and a bound inside the minute must still split them.
+    let d = tempfile::tempdir().unwrap();
+    let text = [
+        transcript_u("S", "m1", "2026-05-01T10:00:00Z", 1000),
+        transcript_u("S", "m2", "2026-05-01T10:09:10Z", 1000),
+        transcript_u("S", "m3", "2026-05-01T10:09:55Z", 1000),
+    ]
+    .join("\n")
+        + "\n";
+    let f = write(d.path(), "t.jsonl", &text);
+    let r = rows(&["--by", "block", "--timezone", "UTC", "--now", "2026-05-01T11:00:00Z", &f]);
+    let burn = &r[0]["burn"];
+    // 3003 tokens from 10:00:00 to 10:09:55 (9.9167 minutes): 302.8 a minute.
+    assert_eq!(burn["tokens_per_minute"].as_f64(), Some(302.8), "{burn}");
+
+    let r = rows(&["--since", "2026-05-01T10:09:30Z", &f]);
+    assert_eq!(n(r.last().unwrap(), "requests"), Some(1), "{r:?}");
+    assert_eq!(n(r.last().unwrap(), "input"), Some(1000), "{r:?}");
+    let r = rows(&["--until", "2026-05-01T10:09:30Z", &f]);
+    assert_eq!(n(r.last().unwrap(), "requests"), Some(2), "{r:?}");
+}
+
+#[test]
+fn costs_are_summed_exactly_and_rounded_half_up_to_the_micro_dollar() {
+    // 25 cache-read tokens of claude-sonnet-4-5 cost $0.0000075 (0.3 µ$ each): three times that,
+    // $0.0000225, is $0.000023 rounded. Summed as floating-point numbers, the three came to a
+    // hair under 22.5 µ$ and rounded to $0.000022; summed in 10^-12 dollars they are exact.
+    let d = tempfile::tempdir().unwrap();
+    let u = r#"{"input_tokens":0,"cache_read_input_tokens":25,"cache_creation_input_tokens":0,"output_tokens":0}"#;
+    let text = [
+        transcript("S", "m1", "2026-05-01T10:00:01Z", "claude-sonnet-4-5", u),
+        transcript("S", "m2", "2026-05-01T10:00:02Z", "claude-sonnet-4-5", u),
+        transcript("S", "m3", "2026-05-01T12:00:03Z", "claude-sonnet-4-5", u),
+    ]
+    .join("\n")
+        + "\n";
+    let f = write(d.path(), "t.jsonl", &text);
+    for by in ["session", "day", "block", "model"] {
+        let r = rows(&["--by", by, "--timezone", "UTC", "--now", "2026-05-09T00:00:00Z", &f]);
+        assert_eq!(cost(r.last().unwrap()), Some(0.000023), "--by {by}: {r:?}");
+    }
+    let r = rows(&["--by", "block", "--timezone", "UTC", "--now", "2026-05-09T00:00:00Z", &f]);
+    assert_eq!(cost(&r[0]), Some(0.000023), "one block of all three: {r:?}");
+}

@@ -153,7 +153,8 @@ pub fn run(args: UsageArgs) -> Result<u8> {
     let inputs = input::expand(&paths, &mut failed);
     let dialect = args.dialect;
     let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let mut rep = if args.estimate { Report::estimating() } else { Report::default() };
+    let rep = if args.estimate { Report::estimating() } else { Report::default() };
+    let mut rep = rep.between(opts.since_ms, opts.until_ms);
     let mut cache = (!args.no_cache).then(UsageCache::open);
     let mut read = read_usage(&inputs, dialect, threads, true, &mut failed, cache.as_mut());
     if let Some(cache) = &mut cache {

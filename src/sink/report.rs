@@ -403,7 +403,6 @@ impl Collector {
     }
 }
 
-
 impl Sink for Collector {
     fn event(&mut self, ev: &Event) {
         let env = ev.env();
@@ -485,30 +484,92 @@ impl Sink for Collector {
     }
 }
 
-/// Where a part's cost comes from.
+/// Where a part's cost comes from. Amounts are in [`Pico`] dollars: sums of them are exact, so a
+/// row's cost does not depend on the order its parts were added in (nor on how they were
+/// merged), and the totals are the sum of the rows.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Cost {
     /// The CLI reported it.
-    Reported(f64),
+    Reported(Pico),
     /// Included in a cost the CLI reported for the turn (a Claude subagent's requests).
     Covered,
     /// Estimated from the price table.
-    Estimated(f64),
+    Estimated(Pico),
     /// No tokens, so nothing to pay.
     Free,
     /// Tokens of a model the table does not know.
     Unknown,
 }
 
-/// One counted piece of usage, after the dedupe: what rows are made of.
+/// An amount in 10⁻¹² USD (a dollar amount of up to 9.2 million).
+type Pico = i64;
+
+/// `usd` in [`Pico`] dollars (rounded; saturated beyond the range).
+fn pico(usd: f64) -> Pico {
+    (usd * 1e12).round() as Pico
+}
+
+impl Cost {
+    /// `self` and `other` as one cost, when they are of the same kind.
+    fn and(self, other: Cost) -> Option<Cost> {
+        match (self, other) {
+            (Cost::Reported(a), Cost::Reported(b)) => Some(Cost::Reported(a.saturating_add(b))),
+            (Cost::Estimated(a), Cost::Estimated(b)) => Some(Cost::Estimated(a.saturating_add(b))),
+            (Cost::Covered, Cost::Covered) => Some(Cost::Covered),
+            (Cost::Free, Cost::Free) => Some(Cost::Free),
+            (Cost::Unknown, Cost::Unknown) => Some(Cost::Unknown),
+            _ => None,
+        }
+    }
+}
+
+/// One counted piece of usage, after the dedupe: what rows are made of. Requests of one session
+/// and model, of the same kind of cost and in the same minute, are one part
+/// ([`Report::push_part`]).
 #[derive(Debug, Clone)]
 struct Part {
     session: usize,
     model: Option<Arc<str>>,
+    /// The time of its first request, in ms.
     at_ms: Option<i64>,
+    /// The time of its last request (the same minute as `at_ms`).
+    last_ms: Option<i64>,
     usage: Usage,
     requests: Option<u64>,
     cost: Cost,
+}
+
+impl Part {
+    fn new(
+        session: usize,
+        model: Option<Arc<str>>,
+        at_ms: Option<i64>,
+        usage: Usage,
+        requests: Option<u64>,
+        cost: Cost,
+    ) -> Part {
+        Part { session, model, at_ms, last_ms: at_ms, usage, requests, cost }
+    }
+
+    /// Takes `p` in, when it is of the same session, model, kind of cost and minute (every
+    /// row's grouping is one of these or coarser, so the rows stay the same); gives it back
+    /// otherwise.
+    fn absorb(&mut self, p: Part) -> Option<Part> {
+        let minute = |t: Option<i64>| t.map(|t| t.div_euclid(60_000));
+        let cost = (self.session == p.session
+            && self.model == p.model
+            && minute(self.at_ms) == minute(p.at_ms)
+            && self.requests.is_some() == p.requests.is_some())
+        .then(|| self.cost.and(p.cost))
+        .flatten();
+        let Some(cost) = cost else { return Some(p) };
+        self.cost = cost;
+        self.usage = add(self.usage, p.usage);
+        self.requests = self.requests.zip(p.requests).map(|(a, b)| a.saturating_add(b));
+        self.at_ms = self.at_ms.min(p.at_ms);
+        self.last_ms = self.last_ms.max(p.last_ms);
+        None
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -733,6 +794,8 @@ pub struct Report {
     sessions: Vec<SessionInfo>,
     session_index: HashMap<String, usize>,
     parts: Vec<Part>,
+    /// `--since` / `--until` (ms), applied to each request as it is counted ([`Report::between`]).
+    bounds: (Option<i64>, Option<i64>),
 }
 
 impl Report {
@@ -740,6 +803,33 @@ impl Report {
     /// (`usage --estimate`: what the usage would cost at list prices; checks the table).
     pub fn estimating() -> Report {
         Report { estimate_only: true, ..Report::default() }
+    }
+
+    /// A report that counts only the requests made from `since` to `until` (ms, both included).
+    /// [`Report::rows`] filters by its options' bounds too, but parts there are whole minutes:
+    /// bounds inside a minute are exact only when given here.
+    pub fn between(mut self, since: Option<i64>, until: Option<i64>) -> Report {
+        self.bounds = (since, until);
+        self
+    }
+
+    /// Adds a part, into the last one where [`Part::absorb`] takes it: a session's requests
+    /// come one after the other, so a report of 1.4 million requests (the 2 GB benchmark home)
+    /// holds a fraction of that many parts.
+    fn push_part(&mut self, p: Part) {
+        let (since, until) = self.bounds;
+        if (since.is_some() || until.is_some())
+            && p.at_ms.is_none_or(|t| since.is_some_and(|s| t < s) || until.is_some_and(|u| t > u))
+        {
+            return;
+        }
+        let p = match self.parts.last_mut() {
+            Some(last) => last.absorb(p),
+            None => Some(p),
+        };
+        if let Some(p) = p {
+            self.parts.push(p);
+        }
     }
 
     /// Folds one input's usage in; call it in input order.
@@ -837,14 +927,7 @@ impl Report {
                 let at_ms = request_ms(&r);
                 let model = r.model.or_else(|| turn.model.clone());
                 let cost = estimate(&model, &r.usage);
-                self.parts.push(Part {
-                    session,
-                    model,
-                    at_ms: at_ms.or(turn.last_ms),
-                    usage: r.usage,
-                    requests: Some(1),
-                    cost,
-                });
+                self.push_part(Part::new(session, model, at_ms.or(turn.last_ms), r.usage, Some(1), cost));
             }
             return;
         };
@@ -869,39 +952,26 @@ impl Report {
                 let at_ms = request_ms(&r);
                 let m = r.model.or_else(|| turn.model.clone());
                 let cost = estimate(&m, &r.usage);
-                self.parts.push(Part {
-                    session,
-                    model: m,
-                    at_ms: at_ms.or(at),
-                    usage: r.usage,
-                    requests: Some(1),
-                    cost,
-                });
+                self.push_part(Part::new(session, m, at_ms.or(at), r.usage, Some(1), cost));
             }
             if has_tokens(&rest) {
                 let cost = estimate_with(&model, &rest, false);
-                self.parts.push(Part { session, model, at_ms: at, usage: rest, requests: None, cost });
+                self.push_part(Part::new(session, model, at, rest, None, cost));
             }
         } else {
             let cost = match reported_cost {
-                Some(c) => Cost::Reported(c),
+                Some(c) => Cost::Reported(pico(c)),
                 None => estimate_with(&model, &usage, main.len() == 1 && end.usage.is_none()),
             };
-            self.parts.push(Part {
-                session,
-                model,
-                at_ms: at,
-                usage,
-                requests: (!main.is_empty()).then_some(main.len() as u64),
-                cost,
-            });
+            let requests = (!main.is_empty()).then_some(main.len() as u64);
+            self.push_part(Part::new(session, model, at, usage, requests, cost));
         }
         let reported = reported_cost.is_some();
         for r in sub {
             let at_ms = request_ms(&r);
             let model = r.model.or_else(|| turn.model.clone());
             let cost = if reported { Cost::Covered } else { estimate(&model, &r.usage) };
-            self.parts.push(Part { session, model, at_ms: at_ms.or(at), usage: r.usage, requests: Some(1), cost });
+            self.push_part(Part::new(session, model, at_ms.or(at), r.usage, Some(1), cost));
         }
     }
 
@@ -1005,6 +1075,8 @@ impl Report {
         }
         let mut blocks: Vec<Block> = Vec::new();
         for (t, p) in timed {
+            // A part is within one minute, and a block's bounds fall on the hour: the part is
+            // in one block, the same as its requests one by one.
             let new = match blocks.last() {
                 Some(b) => t >= b.start + BLOCK_MS || t - b.last >= BLOCK_MS,
                 None => true,
@@ -1021,7 +1093,7 @@ impl Report {
                 });
             }
             let b = blocks.last_mut().expect("a block");
-            b.last = t;
+            b.last = b.last.max(p.last_ms.unwrap_or(t));
             b.acc.push(p);
             if opts.breakdown {
                 b.models.entry(model_key(p)).or_default().push(p);
@@ -1172,7 +1244,7 @@ fn estimate_with(model: &Option<Arc<str>>, u: &Usage, per_request: bool) -> Cost
         return Cost::Free;
     }
     match model.as_deref().and_then(|m| prices::table().entry(m)) {
-        Some(e) => Cost::Estimated(e.cost(u, per_request)),
+        Some(e) => Cost::Estimated(pico(e.cost(u, per_request))),
         None => Cost::Unknown,
     }
 }
@@ -1186,7 +1258,7 @@ fn estimate(model: &Option<Arc<str>>, u: &Usage) -> Cost {
 struct Acc {
     usage: Usage,
     requests: Option<u64>,
-    cost: f64,
+    cost: i128,
     /// Tokens without a price, by model (`None`: no model named).
     unknown: BTreeMap<Option<Arc<str>>, Usage>,
     priced: bool,
@@ -1202,13 +1274,13 @@ impl Acc {
         }
         match p.cost {
             Cost::Reported(c) => {
-                self.cost += c;
+                self.cost = self.cost.saturating_add(i128::from(c));
                 self.reported = true;
                 self.priced = true;
             }
             Cost::Covered => self.reported = true,
             Cost::Estimated(c) => {
-                self.cost += c;
+                self.cost = self.cost.saturating_add(i128::from(c));
                 self.estimated = true;
                 self.priced = true;
             }
@@ -1242,7 +1314,8 @@ impl Acc {
             usage: Usage { context: None, service_tier: None, ..u },
             total,
             requests: self.requests,
-            cost_usd: source.map(|_| (self.cost * 1e6).round() / 1e6),
+            // Rounded to the micro-dollar, half away from zero.
+            cost_usd: source.map(|_| (self.cost as f64 / 1e6).round() / 1e6),
             cost_source: source,
             cost_partial: !self.unknown.is_empty(),
             unpriced: self
