@@ -20,6 +20,7 @@ use std::collections::HashMap;
 use std::fs;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use agentnorm::Dialect;
 use serde::{Deserialize, Serialize};
@@ -88,19 +89,32 @@ impl FileId {
     }
 }
 
-/// One cached file.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// One cached file. Its data is shared with the run that reads it (the report decodes the
+/// inputs one at a time, from here, at the end).
+#[derive(Debug, Clone)]
 struct Entry {
     id: FileId,
     dialect: Option<Dialect>,
-    data: Vec<u8>,
+    data: Arc<[u8]>,
 }
 
-/// The file's layout after [`MAGIC`].
-#[derive(Serialize, Deserialize)]
-struct OnDisk {
+/// One entry on disk: the key (the path's bytes), the identity, the `--dialect`, the data.
+type DiskEntry<'a> = (&'a [u8], FileId, Option<Dialect>, &'a [u8]);
+
+/// The file's layout after [`MAGIC`], as written: a key and an entry, borrowed.
+#[derive(Serialize)]
+struct OnDisk<'a> {
     version: String,
-    entries: Vec<(Vec<u8>, Entry)>,
+    entries: Vec<DiskEntry<'a>>,
+}
+
+/// [`OnDisk`] as read, borrowing from the file's bytes (each entry's data is copied once, into
+/// its [`Entry`]).
+#[derive(Deserialize)]
+struct OnDiskRead<'a> {
+    version: &'a str,
+    #[serde(borrow)]
+    entries: Vec<DiskEntry<'a>>,
 }
 
 /// The cache as read at the start of a run, and what the run adds.
@@ -153,14 +167,14 @@ impl UsageCache {
 
     /// The cached bytes of `path`, when its identity now is the one it was read with (and it
     /// was read with the same `--dialect`).
-    pub fn get(&self, path: &Path, id: FileId, dialect: Option<Dialect>) -> Option<&[u8]> {
+    pub fn get(&self, path: &Path, id: FileId, dialect: Option<Dialect>) -> Option<&Arc<[u8]>> {
         let e = self.entries.get(&key(path))?;
-        (e.id == id && e.dialect == dialect).then_some(e.data.as_slice())
+        (e.id == id && e.dialect == dialect).then_some(&e.data)
     }
 
     /// Records what `path` (of identity `id`) gave.
-    pub fn put(&mut self, path: &Path, id: FileId, dialect: Option<Dialect>, data: Vec<u8>) {
-        self.entries.insert(key(path), Entry { id, dialect, data });
+    pub fn put(&mut self, path: &Path, id: FileId, dialect: Option<Dialect>, data: impl Into<Arc<[u8]>>) {
+        self.entries.insert(key(path), Entry { id, dialect, data: data.into() });
         self.changed = true;
     }
 
@@ -191,8 +205,9 @@ impl UsageCache {
         }
         let dir = file.parent().unwrap_or(Path::new("."));
         fs::create_dir_all(dir)?;
-        let mut entries: Vec<(Vec<u8>, Entry)> = self.entries.iter().map(|(k, e)| (k.clone(), e.clone())).collect();
-        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut entries: Vec<_> =
+            self.entries.iter().map(|(k, e)| (k.as_slice(), e.id, e.dialect, &e.data[..])).collect();
+        entries.sort_by(|a, b| a.0.cmp(b.0));
         let body = OnDisk { version: build(), entries };
         let bytes = postcard::to_stdvec(&body).map_err(std::io::Error::other)?;
         let mut tmp = tempfile_in(dir)?;
@@ -235,8 +250,13 @@ fn tempfile_in(dir: &Path) -> std::io::Result<(PathBuf, fs::File)> {
 /// The entries of a cache file, or `None` when it is another version's or damaged.
 fn parse(bytes: &[u8]) -> Option<HashMap<Vec<u8>, Entry>> {
     let body = bytes.strip_prefix(MAGIC.as_slice())?;
-    let disk: OnDisk = postcard::from_bytes(body).ok()?;
-    (disk.version == build()).then(|| disk.entries.into_iter().collect())
+    let disk: OnDiskRead = postcard::from_bytes(body).ok()?;
+    (disk.version == build()).then(|| {
+        disk.entries
+            .into_iter()
+            .map(|(k, id, dialect, data)| (k.to_vec(), Entry { id, dialect, data: Arc::from(data) }))
+            .collect()
+    })
 }
 
 #[cfg(test)]
@@ -278,7 +298,7 @@ mod tests {
         }
 
         let c = UsageCache::open_at(&store);
-        assert_eq!(c.get(&log, id_of(&log), None), Some(&b"one"[..]));
+        assert_eq!(c.get(&log, id_of(&log), None).map(|d| &d[..]), Some(&b"one"[..]));
         // Another --dialect is another reading.
         assert!(c.get(&log, id_of(&log), Some(Dialect::Claude)).is_none());
 
@@ -314,10 +334,8 @@ mod tests {
         let store = dir.path().join("usage.bin");
         let log = dir.path().join("a.jsonl");
         fs::write(&log, b"{}\n").unwrap();
-        let other = OnDisk {
-            version: "0.0.0-other".into(),
-            entries: vec![(key(&log), Entry { id: id_of(&log), dialect: None, data: b"old".to_vec() })],
-        };
+        let k = key(&log);
+        let other = OnDisk { version: "0.0.0-other".into(), entries: vec![(&k, id_of(&log), None, b"old")] };
         let mut bytes = MAGIC.to_vec();
         bytes.extend(postcard::to_stdvec(&other).unwrap());
         fs::write(&store, &bytes).unwrap();
@@ -329,7 +347,10 @@ mod tests {
             assert_eq!(c.len(), 0);
             c.put(&log, id_of(&log), None, b"new".to_vec());
             c.save().unwrap();
-            assert_eq!(UsageCache::open_at(&store).get(&log, id_of(&log), None), Some(&b"new"[..]));
+            assert_eq!(
+                UsageCache::open_at(&store).get(&log, id_of(&log), None).map(|d| d.to_vec()),
+                Some(b"new".to_vec())
+            );
         }
     }
 

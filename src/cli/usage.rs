@@ -5,6 +5,9 @@
 use std::io::{self, IsTerminal as _, Write as _};
 use std::path::PathBuf;
 
+use std::sync::Arc;
+
+use agentnorm::sink::report::{Collector, InputUsage, Report};
 use agentnorm::{Dialect, Options};
 use anyhow::{Context as _, Result};
 
@@ -33,10 +36,37 @@ fn terminal_width() -> Option<usize> {
     (ok && ws.ws_col > 0).then_some(usize::from(ws.ws_col))
 }
 
-/// Reads every input into its usage (in parallel; the order of the result is the inputs'). An
-/// input that could not be read whole is reported on stderr, sets `failed`, and is left out.
-/// With a `cache`, a file whose identity is the one the cache holds is not read (its usage comes
-/// from the cache), and what the others gave is added to it.
+/// One input's usage as read: the bytes the cache keeps ([`InputUsage::to_bytes`], shared with
+/// the cache), decoded only when the report takes them ([`add_all`]): a report over a 2 GB
+/// home then holds one input's decoded usage at a time, not 12,000.
+///
+/// [`InputUsage::to_bytes`]: agentnorm::sink::report::InputUsage::to_bytes
+pub struct Collected {
+    /// The input's place among the inputs given.
+    order: usize,
+    span: Option<(i64, i64)>,
+    bytes: Arc<[u8]>,
+}
+
+/// Reads `input` whole into its usage; why not, when it could not be read whole (its totals
+/// would be short).
+fn collect(
+    input: &Input,
+    dialect: Option<Dialect>,
+    counters: Option<&progress::Counters>,
+) -> Result<InputUsage, String> {
+    let options = Options::default().dialect(dialect).observed_at(false);
+    let mut collector = Collector::new(input.source());
+    if let (_, Some(why)) = exec::feed_input(input, &options, counters, &mut collector) {
+        return Err(why);
+    }
+    Ok(collector.finish())
+}
+
+/// Reads every input into its usage (in parallel; the order of the result is the inputs').
+/// An input that could not be read whole is reported on stderr, sets `failed`, and is left
+/// out. With a `cache`, a file whose identity is the one the cache holds is not read (its usage
+/// comes from the cache), and what the others gave is added to it.
 pub fn read_usage(
     inputs: &[Input],
     dialect: Option<Dialect>,
@@ -44,18 +74,17 @@ pub fn read_usage(
     show_progress: bool,
     failed: &mut bool,
     mut cache: Option<&mut UsageCache>,
-) -> Vec<agentnorm::sink::report::InputUsage> {
-    use agentnorm::sink::report::{Collector, InputUsage};
+) -> Vec<Collected> {
     let mut progress = progress::Progress::start(inputs.len(), show_progress);
     let counters = progress.counters();
     let known = cache.as_deref();
-    type Fresh = Option<(FileId, Vec<u8>)>;
     // What the cache holds is not read, so it is not read ahead either.
     let reads = |p: &std::path::Path| match known {
         Some(c) => FileId::of_path(p).is_none_or(|id| c.get(p, id, dialect).is_none()),
         None => true,
     };
-    let collected = exec::map_reading(inputs, threads, &reads, |input| -> Result<(InputUsage, Fresh), String> {
+    type Fresh = Option<FileId>;
+    let collected = exec::map_reading(inputs, threads, &reads, |input| -> Result<(Collected, Fresh), String> {
         let _done = counters.as_deref().map(progress::Counters::done_on_drop);
         // The identity is taken before the file is read: a file that grows meanwhile is read
         // again next time.
@@ -65,30 +94,23 @@ pub fn read_usage(
         };
         if let (Input::File(p), Some(c), Some(id)) = (input, known, id)
             && let Some(bytes) = c.get(p, id, dialect)
-            && let Ok(u) = InputUsage::from_bytes(bytes, input.source())
+            && let Ok(span) = InputUsage::span_of_bytes(bytes)
         {
-            return Ok((u, None));
+            return Ok((Collected { order: 0, span, bytes: bytes.clone() }, None));
         }
-        let options = Options::default().dialect(dialect).observed_at(false);
-        let mut collector = Collector::new(input.source());
-        // A partly read input is not reported: its totals would be short.
-        if let (_, Some(why)) = exec::feed_input(input, &options, counters.as_deref(), &mut collector) {
-            return Err(why);
-        }
-        let u = collector.finish();
-        let fresh = id.map(|id| (id, u.to_bytes()));
-        Ok((u, fresh))
+        let u = collect(input, dialect, counters.as_deref())?;
+        Ok((Collected { order: 0, span: u.span_ms(), bytes: u.to_bytes().into() }, id))
     });
     progress.finish();
     let mut read = Vec::with_capacity(collected.len());
     for (order, (c, input)) in collected.into_iter().zip(inputs).enumerate() {
         match c {
-            Ok((mut u, fresh)) => {
-                if let (Some((id, bytes)), Some(cache), Input::File(p)) = (fresh, cache.as_deref_mut(), input) {
-                    cache.put(p, id, dialect, bytes);
+            Ok((mut c, fresh)) => {
+                if let (Some(id), Some(cache), Input::File(p)) = (fresh, cache.as_deref_mut(), input) {
+                    cache.put(p, id, dialect, c.bytes.clone());
                 }
-                u.set_order(order);
-                read.push(u)
+                c.order = order;
+                read.push(c)
             }
             Err(why) => {
                 eprintln!("agentnorm: {why}");
@@ -99,6 +121,49 @@ pub fn read_usage(
     read
 }
 
+/// Adds what [`read_usage`] read from `inputs` to `rep`, in the order the report counts inputs
+/// ([`agentnorm::sink::report::by_first_time`]), decoding each on another thread just ahead of
+/// the one being added. Cached bytes that cannot be decoded (a damaged cache) are replaced by
+/// reading their file again.
+pub fn add_all(
+    mut read: Vec<Collected>,
+    inputs: &[Input],
+    dialect: Option<Dialect>,
+    rep: &mut Report,
+    failed: &mut bool,
+) {
+    read.sort_by_key(|c| agentnorm::sink::report::first_time_key(c.span));
+    std::thread::scope(|s| {
+        let (tx, rx) = std::sync::mpsc::sync_channel(16);
+        s.spawn(move || {
+            for c in read {
+                let source = inputs[c.order].source();
+                let decoded = InputUsage::from_bytes(&c.bytes, source);
+                drop(c.bytes);
+                if tx.send((c.order, decoded)).is_err() {
+                    break;
+                }
+            }
+        });
+        for (order, decoded) in rx {
+            let u = match decoded {
+                Ok(u) => Ok(u),
+                Err(_) => collect(&inputs[order], dialect, None),
+            };
+            match u {
+                Ok(mut u) => {
+                    u.set_order(order);
+                    rep.add(u);
+                }
+                Err(why) => {
+                    eprintln!("agentnorm: {why}");
+                    *failed = true;
+                }
+            }
+        }
+    });
+}
+
 /// Writes the cache back; a cache that cannot be kept is said on stderr (the report stands).
 pub fn save_cache(cache: &UsageCache) {
     if let Err(e) = cache.save() {
@@ -107,7 +172,7 @@ pub fn save_cache(cache: &UsageCache) {
 }
 
 pub fn run(args: UsageArgs) -> Result<u8> {
-    use agentnorm::sink::report::{self, GroupBy, Report, ReportOptions};
+    use agentnorm::sink::report::{self, GroupBy, ReportOptions};
     let tz = match args.timezone.as_deref() {
         None => jiff::tz::TimeZone::system(),
         Some(name) => {
@@ -156,17 +221,14 @@ pub fn run(args: UsageArgs) -> Result<u8> {
     let rep = if args.estimate { Report::estimating() } else { Report::default() };
     let mut rep = rep.between(opts.since_ms, opts.until_ms);
     let mut cache = (!args.no_cache).then(UsageCache::open);
-    let mut read = read_usage(&inputs, dialect, threads, true, &mut failed, cache.as_mut());
+    let read = read_usage(&inputs, dialect, threads, true, &mut failed, cache.as_mut());
     if let Some(cache) = &mut cache {
         let found: Vec<PathBuf> =
             inputs.iter().filter_map(|i| if let Input::File(p) = i { Some(p.clone()) } else { None }).collect();
         cache.forget_missing(&paths, &found);
         save_cache(cache);
     }
-    report::by_first_time(&mut read);
-    for u in read {
-        rep.add(u);
-    }
+    add_all(read, &inputs, dialect, &mut rep, &mut failed);
     let (rows, totals) = rep.rows(&opts);
     let mut out = io::BufWriter::new(stdout::lock());
     if args.json {
@@ -186,20 +248,20 @@ pub fn run(args: UsageArgs) -> Result<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use agentnorm::sink::report::{Collector, GroupBy, Report, ReportOptions};
+    use agentnorm::sink::report::{GroupBy, ReportOptions};
 
     /// The usage of `input` read whole, as bytes the cache would keep.
     fn collected(path: &std::path::Path) -> Vec<u8> {
-        let mut c = Collector::new(Some(path.display().to_string()));
-        let opts = Options::default().observed_at(false);
-        let (_, why) = exec::feed_input(&Input::File(path.to_path_buf()), &opts, None, &mut c);
-        assert!(why.is_none());
-        c.finish().to_bytes()
+        collect(&Input::File(path.to_path_buf()), None, None).unwrap().to_bytes()
     }
 
-    fn totals(read: Vec<agentnorm::sink::report::InputUsage>) -> Option<u64> {
+    /// The output tokens of the report of `inputs` read with `cache`.
+    fn totals(inputs: &[Input], cache: Option<&mut UsageCache>) -> Option<u64> {
+        let mut failed = false;
+        let read = read_usage(inputs, None, 1, false, &mut failed, cache);
         let mut rep = Report::default();
-        read.into_iter().for_each(|u| rep.add(u));
+        add_all(read, inputs, None, &mut rep, &mut failed);
+        assert!(!failed);
         rep.rows(&ReportOptions { by: GroupBy::Session, ..ReportOptions::default() }).1.usage.output
     }
 
@@ -211,26 +273,30 @@ mod tests {
         std::fs::copy(root.join("fixtures/claude-transcript/growing_usage.jsonl"), &log).unwrap();
         let other = root.join("fixtures/codex-rollout/subagent_limits_compaction.jsonl");
         let inputs = [Input::File(log.clone())];
-        let mut failed = false;
-        let truth = totals(read_usage(&inputs, None, 1, false, &mut failed, None));
+        let truth = totals(&inputs, None);
 
         // Planted: the file's identity now, with another file's usage. Taken as it is.
         let mut cache = UsageCache::default();
         let id = FileId::of(&std::fs::metadata(&log).unwrap());
         cache.put(&log, id, None, collected(&other));
-        let planted = totals(read_usage(&inputs, None, 1, false, &mut failed, Some(&mut cache)));
+        let planted = totals(&inputs, Some(&mut cache));
         assert_ne!(planted, truth, "the two files must differ for this test to mean anything");
-        let other_alone = totals(read_usage(&[Input::File(other.clone())], None, 1, false, &mut failed, None));
+        let other_alone = totals(&[Input::File(other.clone())], None);
         assert_eq!(planted, other_alone, "the cached usage was used, the file was not read");
+
+        // Damaged past its first bytes (the span reads, the rest does not): the file is read.
+        let mut damaged = collected(&other);
+        damaged.truncate(damaged.len() / 2);
+        cache.put(&log, id, None, damaged);
+        assert_eq!(totals(&inputs, Some(&mut cache)), truth);
 
         // Touched: read again, and the cache now holds what it gave.
         let f = std::fs::File::options().append(true).open(&log).unwrap();
         f.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5)).unwrap();
         drop(f);
-        let reread = totals(read_usage(&inputs, None, 1, false, &mut failed, Some(&mut cache)));
+        let reread = totals(&inputs, Some(&mut cache));
         assert_eq!(reread, truth);
         let id = FileId::of(&std::fs::metadata(&log).unwrap());
-        assert_eq!(cache.get(&log, id, None), Some(collected(&log).as_slice()));
-        assert!(!failed);
+        assert_eq!(cache.get(&log, id, None).map(|d| d.to_vec()), Some(collected(&log)));
     }
 }

@@ -188,6 +188,12 @@ impl InputUsage {
         wire::decode(bytes, source)
     }
 
+    /// The [`span_ms`](InputUsage::span_ms) of the input that [`InputUsage::to_bytes`] wrote,
+    /// read without decoding the rest (to put inputs in order before decoding any).
+    pub fn span_of_bytes(bytes: &[u8]) -> Result<Option<(i64, i64)>, WireError> {
+        wire::span(bytes)
+    }
+
     /// The earliest and latest times of its requests and turns (ms since the epoch).
     pub fn span_ms(&self) -> Option<(i64, i64)> {
         self.turns
@@ -275,7 +281,13 @@ fn log_folders(vars: LogVars) -> Vec<std::path::PathBuf> {
 /// it), stable (input order among equals, as for an archived copy), so that a request repeated
 /// in several logs counts for the session that made it first, whatever the paths are called.
 pub fn by_first_time(inputs: &mut [InputUsage]) {
-    inputs.sort_by_cached_key(|i| i.span_ms().unwrap_or((i64::MAX, i64::MAX)));
+    inputs.sort_by_cached_key(|i| first_time_key(i.span_ms()));
+}
+
+/// The key [`by_first_time`] sorts by, of an input's [`span_ms`](InputUsage::span_ms): inputs
+/// without a time last.
+pub fn first_time_key(span: Option<(i64, i64)>) -> (i64, i64) {
+    span.unwrap_or((i64::MAX, i64::MAX))
 }
 
 /// A [`Sink`] that collects one input's usage by session and turn. Feed it every event of one
