@@ -4,7 +4,6 @@
 
 use std::io::{self, IsTerminal as _, Write as _};
 use std::path::PathBuf;
-
 use std::sync::Arc;
 
 use agentnorm::sink::report::{Collector, InputUsage, Report};

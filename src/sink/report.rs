@@ -513,6 +513,15 @@ enum Cost {
     Unknown,
 }
 
+/// Whether a request at `at_ms` counts between the bounds `since` and `until` (both included):
+/// always without bounds, never without a time when there are some.
+fn within(at_ms: Option<i64>, since: Option<i64>, until: Option<i64>) -> bool {
+    if since.is_none() && until.is_none() {
+        return true;
+    }
+    at_ms.is_some_and(|t| !(since.is_some_and(|s| t < s) || until.is_some_and(|u| t > u)))
+}
+
 /// An amount in 10⁻¹² USD (a dollar amount of up to 9.2 million).
 type Pico = i64;
 
@@ -829,10 +838,7 @@ impl Report {
     /// come one after the other, so a report of 1.4 million requests (the 2 GB benchmark home)
     /// holds a fraction of that many parts.
     fn push_part(&mut self, p: Part) {
-        let (since, until) = self.bounds;
-        if (since.is_some() || until.is_some())
-            && p.at_ms.is_none_or(|t| since.is_some_and(|s| t < s) || until.is_some_and(|u| t > u))
-        {
+        if !within(p.at_ms, self.bounds.0, self.bounds.1) {
             return;
         }
         let p = match self.parts.last_mut() {
@@ -991,17 +997,8 @@ impl Report {
     /// and blocks ascending, usage without a time last) and the totals row.
     pub fn rows(&self, opts: &ReportOptions) -> (Vec<Row>, Row) {
         let tz = opts.tz.clone().unwrap_or(jiff::tz::TimeZone::UTC);
-        let parts: Vec<&Part> = self
-            .parts
-            .iter()
-            .filter(|part| {
-                if opts.since_ms.is_none() && opts.until_ms.is_none() {
-                    return true;
-                }
-                let Some(t) = part.at_ms else { return false };
-                !(opts.since_ms.is_some_and(|s| t < s) || opts.until_ms.is_some_and(|u| t > u))
-            })
-            .collect();
+        let parts: Vec<&Part> =
+            self.parts.iter().filter(|part| within(part.at_ms, opts.since_ms, opts.until_ms)).collect();
         let mut total = Acc::default();
         let mut total_models: BTreeMap<(usize, String), Acc> = BTreeMap::new();
         for part in &parts {
