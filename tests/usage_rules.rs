@@ -670,3 +670,110 @@ fn costs_are_summed_exactly_and_rounded_half_up_to_the_micro_dollar() {
     let r = rows(&["--by", "block", "--timezone", "UTC", "--now", "2026-05-09T00:00:00Z", &f]);
     assert_eq!(cost(&r[0]), Some(0.000023), "one block of all three: {r:?}");
 }
+
+/// The events a skimming sink gets from `text` (it says yes to [`agentnorm::Sink::skims`] on
+/// every line when `skims`).
+fn events_of(text: &str, skims: bool) -> Vec<agentnorm::Event> {
+    struct Skimming(Vec<agentnorm::Event>, bool);
+    impl agentnorm::Sink for Skimming {
+        fn event(&mut self, ev: &agentnorm::Event) {
+            self.0.push(ev.clone());
+        }
+        fn skims(&self) -> bool {
+            self.1
+        }
+    }
+    let mut sink = Skimming(Vec::new(), skims);
+    let mut n = agentnorm::Normalizer::new(agentnorm::Options::default().observed_at(false));
+    n.feed(text.as_bytes(), &mut sink);
+    n.finish(&mut sink);
+    sink.0
+}
+
+#[test]
+fn a_usage_reading_passes_over_lines_that_carry_only_conversation_and_reads_every_usage() {
+    let prompt = r#"{"parentUuid":null,"isSidechain":false,"type":"user","sessionId":"S","cwd":"/w","timestamp":"2026-05-01T10:00:00Z","uuid":"u1","message":{"role":"user","content":"hi"}}"#;
+    let answer =
+        transcript("S", "m1", "2026-05-01T10:00:01Z", "claude-sonnet-4-5", r#"{"input_tokens":10,"output_tokens":1}"#);
+    // A tool result cut short: read, it is an `unknown`; passed over, it is nothing.
+    let broken = r#"{"parentUuid":"u2","isSidechain":false,"type":"user","sessionId":"S","timestamp":"2026-05-01T10:00:02Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"ok"}]},"toolUseResult":{"stdout":"#;
+    // Usage written with spaces, on a line of no type a transcript knows: still read.
+    let spaced = r#"{"parentUuid":"u3","isSidechain":false,"type":"user","sessionId":"S","timestamp":"2026-05-01T10:00:03Z","message": {"usage": {"input_tokens": 5}}"#;
+    // A session not seen before starts at its first line, whatever that line is.
+    let other = r#"{"parentUuid":null,"isSidechain":false,"type":"user","sessionId":"T","cwd":"/t","timestamp":"2026-05-01T10:00:04Z","uuid":"t1","message":{"role":"user","content":"x"}}"#;
+    let text = [prompt, &answer, broken, spaced, other].join("\n") + "\n";
+    let unknown_lines = |evs: &[agentnorm::Event]| -> Vec<u64> {
+        evs.iter().filter(|e| e.type_name() == "unknown").filter_map(|e| e.env().line).collect()
+    };
+    let read = events_of(&text, false);
+    let skimmed = events_of(&text, true);
+    assert_eq!(unknown_lines(&read), [3, 4], "{read:?}");
+    assert_eq!(unknown_lines(&skimmed), [4], "the cut tool result is passed over, the spaced usage is read");
+    let started = |evs: &[agentnorm::Event]| evs.iter().filter(|e| e.type_name() == "session_started").count();
+    assert_eq!(started(&skimmed), 2);
+    let usage = |evs: &[agentnorm::Event]| evs.iter().filter(|e| e.type_name() == "usage").count();
+    assert_eq!((usage(&read), usage(&skimmed)), (1, 1));
+}
+
+#[test]
+fn a_usage_reading_still_dates_a_codex_request_by_its_first_line() {
+    let d = tempfile::tempdir().unwrap();
+    let tc = |at: &str, total: u64, last: u64| {
+        format!(
+            r#"{{"timestamp":"{at}","type":"event_msg","payload":{{"type":"token_count","info":{{"total_token_usage":{{"input_tokens":{total},"cached_input_tokens":0,"output_tokens":0,"reasoning_output_tokens":0,"total_tokens":{total}}},"last_token_usage":{{"input_tokens":{last},"cached_input_tokens":0,"output_tokens":0,"reasoning_output_tokens":0,"total_tokens":{last}}},"model_context_window":272000}}}}}}"#
+        )
+    };
+    let ev = |at: &str, body: &str| format!(r#"{{"timestamp":"{at}","type":"event_msg","payload":{body}}}"#);
+    let item = |at: &str, body: &str| format!(r#"{{"timestamp":"{at}","type":"response_item","payload":{body}}}"#);
+    let lines = [
+        r#"{"timestamp":"2026-05-01T23:00:00.000Z","type":"session_meta","payload":{"id":"r1","timestamp":"2026-05-01T23:00:00.000Z","cwd":"/w","originator":"codex_cli_rs","cli_version":"0.58.0","source":"cli"}}"#.to_owned(),
+        r#"{"timestamp":"2026-05-01T23:00:00.500Z","type":"turn_context","payload":{"cwd":"/w","model":"gpt-5"}}"#.to_owned(),
+        ev("2026-05-01T23:10:00.000Z", r#"{"type":"agent_reasoning","text":"look"}"#),
+        item("2026-05-01T23:11:00.000Z", r#"{"type":"function_call","name":"shell","arguments":"{\"command\":[\"ls\"]}","call_id":"c1"}"#),
+        tc("2026-05-01T23:12:00.000Z", 1000, 1000),
+        // The second request: the output of the first one's call, then its own first line
+        // before midnight, then more of it after.
+        item("2026-05-01T23:50:00.000Z", r#"{"type":"function_call_output","call_id":"c1","output":"a\nb"}"#),
+        ev("2026-05-01T23:55:00.000Z", r#"{"type":"agent_message","message":"found two"}"#),
+        ev("2026-05-02T00:05:00.000Z", r#"{"type":"agent_reasoning","text":"and then"}"#),
+        tc("2026-05-02T00:10:00.000Z", 3000, 2000),
+    ];
+    let f = write(d.path(), "rollout-r1.jsonl", &(lines.join("\n") + "\n"));
+    let args = ["--no-cache", "--by", "day", "--timezone", "UTC", &f];
+    let r = rows(&args);
+    assert_eq!((r.len(), &r[0]["day"], n(&r[0], "input")), (2, &Value::from("2026-05-01"), Some(3000)), "{r:?}");
+    let mut every = args.to_vec();
+    every.insert(0, "--every-line");
+    assert_eq!(rows(&every), r);
+}
+
+#[test]
+fn every_fixture_gives_the_same_usage_read_in_full_and_skimmed() {
+    use agentnorm::sink::report::Collector;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let mut files = Vec::new();
+    let mut dirs = vec![root];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|x| x == "jsonl" || x == "ndjson") {
+                files.push(p);
+            }
+        }
+    }
+    assert!(files.len() > 50, "the fixtures were found: {}", files.len());
+    for f in files {
+        let text = std::fs::read(&f).unwrap();
+        let usage = |c: Collector| {
+            let mut c = c;
+            let mut n = agentnorm::Normalizer::new(agentnorm::Options::default().observed_at(false));
+            n.feed(&text, &mut c);
+            n.finish(&mut c);
+            c.finish().to_bytes()
+        };
+        let full = usage(Collector::new(None).reading_every_line());
+        assert!(usage(Collector::new(None)) == full, "{}", f.display());
+    }
+}

@@ -261,6 +261,11 @@ pub struct UsageArgs {
     /// then neither read nor written; see AGENTNORM_CACHE_DIR).
     #[arg(long)]
     pub no_cache: bool,
+    /// Decode every line in full. By default the lines that carry only conversation (tool
+    /// results, text already dated, snapshots) are passed over once they cannot date a
+    /// request: the report is the same, read in about half the time. This checks that.
+    #[arg(long)]
+    pub every_line: bool,
 }
 
 /// The output formats of the normalizer (`--format`).

@@ -74,12 +74,12 @@ pub fn run(args: StatuslineArgs) -> Result<u8> {
     });
     let recent: Vec<Input> = all.into_iter().zip(keep).filter_map(|(i, k)| k.then_some(i)).collect();
     let mut cache = (!args.no_cache).then(super::cache::UsageCache::open);
-    let read = super::usage::read_usage(&recent, None, threads, false, &mut failed, cache.as_mut());
+    let read = super::usage::read_usage(&recent, Default::default(), threads, false, &mut failed, cache.as_mut());
     if let Some(cache) = &cache {
         super::usage::save_cache(cache);
     }
     let mut rep = Report::default();
-    super::usage::add_all(read, &recent, None, &mut rep, &mut failed);
+    super::usage::add_all(read, &recent, Default::default(), &mut rep, &mut failed);
     let opts = |by| ReportOptions { by, tz: Some(tz.clone()), now_ms: Some(now_ms), ..ReportOptions::default() };
     let (days, _) = rep.rows(&opts(GroupBy::Day));
     let (blocks, _) = rep.rows(&opts(GroupBy::Block));

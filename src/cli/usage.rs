@@ -47,15 +47,23 @@ pub struct Collected {
     bytes: Arc<[u8]>,
 }
 
+/// How the inputs are read for their usage.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Reading {
+    /// `--dialect`.
+    pub dialect: Option<Dialect>,
+    /// `--every-line`: decode every line in full ([`Collector::reading_every_line`]).
+    pub every_line: bool,
+}
+
 /// Reads `input` whole into its usage; why not, when it could not be read whole (its totals
 /// would be short).
-fn collect(
-    input: &Input,
-    dialect: Option<Dialect>,
-    counters: Option<&progress::Counters>,
-) -> Result<InputUsage, String> {
-    let options = Options::default().dialect(dialect).observed_at(false);
+fn collect(input: &Input, how: Reading, counters: Option<&progress::Counters>) -> Result<InputUsage, String> {
+    let options = Options::default().dialect(how.dialect).observed_at(false);
     let mut collector = Collector::new(input.source());
+    if how.every_line {
+        collector = collector.reading_every_line();
+    }
     if let (_, Some(why)) = exec::feed_input(input, &options, counters, &mut collector) {
         return Err(why);
     }
@@ -68,7 +76,7 @@ fn collect(
 /// comes from the cache), and what the others gave is added to it.
 pub fn read_usage(
     inputs: &[Input],
-    dialect: Option<Dialect>,
+    how: Reading,
     threads: usize,
     show_progress: bool,
     failed: &mut bool,
@@ -77,6 +85,7 @@ pub fn read_usage(
     let mut progress = progress::Progress::start(inputs.len(), show_progress);
     let counters = progress.counters();
     let known = cache.as_deref();
+    let dialect = how.dialect;
     // What the cache holds is not read, so it is not read ahead either.
     let reads = |p: &std::path::Path| match known {
         Some(c) => FileId::of_path(p).is_none_or(|id| c.get(p, id, dialect).is_none()),
@@ -97,7 +106,7 @@ pub fn read_usage(
         {
             return Ok((Collected { order: 0, span, bytes: bytes.clone() }, None));
         }
-        let u = collect(input, dialect, counters.as_deref())?;
+        let u = collect(input, how, counters.as_deref())?;
         Ok((Collected { order: 0, span: u.span_ms(), bytes: u.to_bytes().into() }, id))
     });
     progress.finish();
@@ -124,13 +133,7 @@ pub fn read_usage(
 /// ([`agentnorm::sink::report::by_first_time`]), decoding each on another thread just ahead of
 /// the one being added. Cached bytes that cannot be decoded (a damaged cache) are replaced by
 /// reading their file again.
-pub fn add_all(
-    mut read: Vec<Collected>,
-    inputs: &[Input],
-    dialect: Option<Dialect>,
-    rep: &mut Report,
-    failed: &mut bool,
-) {
+pub fn add_all(mut read: Vec<Collected>, inputs: &[Input], how: Reading, rep: &mut Report, failed: &mut bool) {
     read.sort_by_key(|c| agentnorm::sink::report::first_time_key(c.span));
     std::thread::scope(|s| {
         let (tx, rx) = std::sync::mpsc::sync_channel(16);
@@ -147,7 +150,7 @@ pub fn add_all(
         for (order, decoded) in rx {
             let u = match decoded {
                 Ok(u) => Ok(u),
-                Err(_) => collect(&inputs[order], dialect, None),
+                Err(_) => collect(&inputs[order], how, None),
             };
             match u {
                 Ok(mut u) => {
@@ -215,19 +218,19 @@ pub fn run(args: UsageArgs) -> Result<u8> {
     };
     let mut failed = false;
     let inputs = input::expand(&paths, &mut failed);
-    let dialect = args.dialect;
+    let how = Reading { dialect: args.dialect, every_line: args.every_line };
     let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let rep = if args.estimate { Report::estimating() } else { Report::default() };
     let mut rep = rep.between(opts.since_ms, opts.until_ms);
     let mut cache = (!args.no_cache).then(UsageCache::open);
-    let read = read_usage(&inputs, dialect, threads, true, &mut failed, cache.as_mut());
+    let read = read_usage(&inputs, how, threads, true, &mut failed, cache.as_mut());
     if let Some(cache) = &mut cache {
         let found: Vec<PathBuf> =
             inputs.iter().filter_map(|i| if let Input::File(p) = i { Some(p.clone()) } else { None }).collect();
         cache.forget_missing(&paths, &found);
         save_cache(cache);
     }
-    add_all(read, &inputs, dialect, &mut rep, &mut failed);
+    add_all(read, &inputs, how, &mut rep, &mut failed);
     let (rows, totals) = rep.rows(&opts);
     let mut out = io::BufWriter::new(stdout::lock());
     if args.json {
@@ -251,15 +254,15 @@ mod tests {
 
     /// The usage of `input` read whole, as bytes the cache would keep.
     fn collected(path: &std::path::Path) -> Vec<u8> {
-        collect(&Input::File(path.to_path_buf()), None, None).unwrap().to_bytes()
+        collect(&Input::File(path.to_path_buf()), Reading::default(), None).unwrap().to_bytes()
     }
 
     /// The output tokens of the report of `inputs` read with `cache`.
     fn totals(inputs: &[Input], cache: Option<&mut UsageCache>) -> Option<u64> {
         let mut failed = false;
-        let read = read_usage(inputs, None, 1, false, &mut failed, cache);
+        let read = read_usage(inputs, Reading::default(), 1, false, &mut failed, cache);
         let mut rep = Report::default();
-        add_all(read, inputs, None, &mut rep, &mut failed);
+        add_all(read, inputs, Reading::default(), &mut rep, &mut failed);
         assert!(!failed);
         rep.rows(&ReportOptions { by: GroupBy::Session, ..ReportOptions::default() }).1.usage.output
     }

@@ -51,6 +51,8 @@ use super::{Accepts, Adapter, Blocks, Claim, Cx, Mapped, Own, Piece, Recent, fai
 use crate::dialect::usage;
 use crate::event::{Dialect, Envelope, Event, FailureKind, Level, UnknownReason};
 use crate::read::frame::Val;
+use memchr::memmem::Finder;
+use std::sync::LazyLock;
 
 /// The `claude-transcript` dialect.
 pub(crate) struct Transcript;
@@ -104,6 +106,43 @@ impl Adapter for Transcript {
 
     fn map(f: Val<'_>, m: &mut Mapped) {
         map(f, m)
+    }
+
+    /// Every `usage` is on an assistant line, a session starts at the first line of its id, and
+    /// a prompt, a `summary` or a `system` line ends the message whose usage is held (a later
+    /// line of the same message id is a replay). So only two kinds of line of a session already
+    /// started are passed over: a user line of tool results and no text block, and the
+    /// bookkeeping lines that end nothing (snapshots, progress, attachments, queue operations).
+    fn passes_over(st: &mut State, line: &[u8]) -> bool {
+        static USAGE: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(br#""usage""#));
+        static TYPE: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(br#""type":""#));
+        static RESULT: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(br#""toolUseResult""#));
+        static TOOL_RESULT: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(br#""type":"tool_result""#));
+        static TEXT: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(br#""type":"text""#));
+        static SESSION: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(br#""sessionId":""#));
+        if !line.starts_with(b"{") {
+            return false;
+        }
+        let started = match super::raw_string(line, &SESSION) {
+            Some(id) if st.started.iter().any(|s| **s == *id) => true,
+            Some(id) => {
+                // Read, this line starts its session (whatever else it holds).
+                if st.started.len() < MAX_SKIM_SESSIONS {
+                    st.started.push(id.into());
+                }
+                false
+            }
+            // Without a plain id it may start a session (or be of no transcript at all).
+            None => SESSION.find(line).is_none(),
+        };
+        let passed = match super::raw_string(line, &TYPE) {
+            Some(b"user") => {
+                RESULT.find(line).is_some() && TOOL_RESULT.find(line).is_some() && TEXT.find(line).is_none()
+            }
+            Some(ty) => ENDS_NOTHING.contains(&ty),
+            None => false,
+        };
+        started && passed && USAGE.find(line).is_none()
     }
 
     fn fold(st: &mut State, piece: TranscriptPiece, cx: &mut dyn Cx) {
@@ -180,11 +219,20 @@ impl From<TranscriptPiece> for Piece {
 pub(crate) struct State {
     growing: Option<Growing>,
     usage_done: Recent<()>,
+    /// The session ids a usage-only reading has seen a line of ([`Adapter::passes_over`]).
+    started: Vec<Box<[u8]>>,
 }
+
+/// The bookkeeping lines a usage-only reading passes over: heartbeats that end no message.
+const ENDS_NOTHING: &[&[u8]] =
+    &[b"file-history-snapshot", b"progress", b"attachment", b"queue-operation", b"last-prompt", b"file-history-delta"];
+
+/// A usage-only reading of a transcript holding more sessions than this reads every line after.
+const MAX_SKIM_SESSIONS: usize = 64;
 
 impl Default for State {
     fn default() -> State {
-        State { growing: None, usage_done: Recent::new(1 << 12) }
+        State { growing: None, usage_done: Recent::new(1 << 12), started: Vec::new() }
     }
 }
 

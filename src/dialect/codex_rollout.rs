@@ -47,6 +47,8 @@ use crate::event::{
     Envelope, Event, FailureKind, Json, Level, SubagentOperation, SubagentStatus, Text, ToolKind, UnknownReason,
 };
 use crate::read::frame::{Val, decode_embedded, with_embedded_object};
+use memchr::memmem::Finder;
+use std::sync::LazyLock;
 
 /// The `codex-rollout` dialect.
 pub(crate) struct Rollout;
@@ -136,6 +138,26 @@ impl Adapter for Rollout {
 
     /// A line of the history a fork copied from its parent writes no usage, rate limit or
     /// session switch; its running total becomes the total the fork inherited.
+    /// The copies of text and tool activity (`response_item` messages, reasoning and tool
+    /// outputs, `event_msg` text and tool ends, `compacted` histories) are most of a rollout's
+    /// bytes and carry no usage. Every line of a forked rollout's copied history is read (its
+    /// times decide where the copy ends), and so is every tool call (a call passed over would
+    /// make its output's completion look like a call of its own).
+    fn passes_over(st: &mut State, line: &[u8]) -> bool {
+        static TYPE: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(br#""type":""#));
+        static PAYLOAD_TYPE: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(br#""payload":{"type":""#));
+        if st.copy.is_some() || !line.starts_with(b"{") {
+            return false;
+        }
+        let kind = || super::raw_string(line, &PAYLOAD_TYPE);
+        match super::raw_string(line, &TYPE) {
+            Some(b"compacted") => true,
+            Some(b"response_item") => kind().is_some_and(|k| PASSED_ITEMS.contains(&k)),
+            Some(b"event_msg") => kind().is_some_and(|k| PASSED_EVENTS.contains(&k)),
+            _ => false,
+        }
+    }
+
     fn prepare(st: &mut State, m: &mut Mapped, at: Option<&str>) {
         let mark = match m.pieces.first() {
             Some(Piece::Own(Own::CodexRollout(RolloutPiece::History(mark)))) => *mark,
@@ -156,6 +178,48 @@ impl Adapter for Rollout {
         });
     }
 }
+
+/// The `response_item` types a usage-only reading passes over ([`Adapter::passes_over`]):
+/// heartbeats and tool outputs.
+const PASSED_ITEMS: &[&[u8]] = &[
+    b"message",
+    b"reasoning",
+    b"function_call_output",
+    b"custom_tool_call_output",
+    b"ghost_snapshot",
+    b"compaction",
+    b"compaction_summary",
+    b"context_compaction",
+];
+
+/// The `event_msg` types a usage-only reading passes over: text, reasoning, turn items and the
+/// copies of tool activity, each written as a text, reasoning or heartbeat event.
+const PASSED_EVENTS: &[&[u8]] = &[
+    b"user_message",
+    b"agent_message",
+    b"agent_reasoning",
+    b"agent_reasoning_raw_content",
+    b"item_completed",
+    b"item_started",
+    b"context_compacted",
+    b"exec_command_begin",
+    b"exec_command_end",
+    b"exec_command_output_delta",
+    b"terminal_interaction",
+    b"patch_apply_begin",
+    b"patch_apply_end",
+    b"mcp_tool_call_begin",
+    b"mcp_tool_call_end",
+    b"web_search_begin",
+    b"web_search_end",
+    b"view_image_tool_call",
+    b"plan_update",
+    b"turn_diff",
+    b"agent_message_delta",
+    b"agent_reasoning_delta",
+    b"agent_reasoning_raw_content_delta",
+    b"agent_reasoning_section_break",
+];
 
 /// A rollout's own piece: what the line is to the recognition of copied history (always the
 /// first piece of a line, taken off by [`Rollout::prepare`]).

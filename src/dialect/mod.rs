@@ -180,6 +180,28 @@ pub(crate) trait Adapter {
     fn map_block(block: Val<'_>, of: &Blocks, m: &mut Mapped) {
         let _ = (block, of, m);
     }
+
+    /// Reading for usage only (a sink that [`skims`](crate::Sink::skims), `agentnorm usage`):
+    /// whether `line`, the next line of a stream of this dialect, can be passed over without
+    /// being decoded. Only a line of this dialect's own shape, known from its bytes to write no
+    /// `usage`, `session_started`, model, `rate_limit`, turn start or end, `diagnostic` or
+    /// `unknown` (only text, reasoning, tool, compaction and heartbeat events) may be, and only
+    /// where passing it over changes nothing this state decides for later lines. The default
+    /// decodes every line.
+    fn passes_over(state: &mut Self::State, line: &[u8]) -> bool {
+        let _ = (state, line);
+        false
+    }
+}
+
+/// The first string value written exactly as `key` (`"name":"`, as a CLI writing compact JSON
+/// writes it) in `line`, when it holds no escape: what [`Adapter::passes_over`] reads of a line
+/// without decoding it. `None` when there is none, or it is not plain.
+pub(crate) fn raw_string<'a>(line: &'a [u8], key: &memchr::memmem::Finder<'_>) -> Option<&'a [u8]> {
+    let start = key.find(line)? + key.needle().len();
+    let rest = &line[start..];
+    let end = memchr::memchr2(b'"', b'\\', rest)?;
+    (rest[end] == b'"').then_some(&rest[..end])
 }
 
 /// A message's content array of at least this many blocks is mapped block by block when the

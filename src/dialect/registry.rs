@@ -150,6 +150,14 @@ macro_rules! define_registry {
                 $(<super::$module::$adapter as Adapter>::turn_ending(&mut self.$variant, cx);)*
             }
 
+            /// Whether dialect `d` passes over `line` when reading for usage only
+            /// ([`Adapter::passes_over`]).
+            pub(crate) fn passes_over(&mut self, d: Dialect, line: &[u8]) -> bool {
+                match d {
+                    $(Dialect::$variant => <super::$module::$adapter as Adapter>::passes_over(&mut self.$variant, line),)*
+                }
+            }
+
             /// A turn ended.
             pub(crate) fn turn_ended(&mut self) {
                 $(<super::$module::$adapter as Adapter>::turn_ended(&mut self.$variant);)*

@@ -35,6 +35,16 @@ pub trait Sink {
 
     /// All input has been read: a sink that holds events writes them.
     fn finish(&mut self) {}
+
+    /// Whether the normalizer may pass over the next line without decoding it where the
+    /// line's dialect knows it carries only conversation: text, reasoning, tools, compaction,
+    /// heartbeats — no usage, session, model, rate limit, turn start or end, diagnostic or
+    /// unknown frame (`Adapter::passes_over`). Such a line then writes no event at all. A sink
+    /// that counts usage (the report's collector) says yes between the events it needs; the
+    /// default, no, gives every event.
+    fn skims(&self) -> bool {
+        false
+    }
 }
 
 impl<F: FnMut(&Event)> Sink for F {

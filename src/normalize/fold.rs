@@ -363,6 +363,19 @@ impl Fold {
         super::decode_for(&mut self.parser, line, self.core.opts.dialect, &mut possible)
     }
 
+    /// Passes over line `line_no` (a usage-only reading, [`crate::Sink::skims`]) when the
+    /// stream's dialect says it may ([`dialect::Adapter::passes_over`]): the line is counted and
+    /// writes nothing. Never while a survey is recorded (it counts every frame).
+    pub(crate) fn pass_over(&mut self, line_no: u64, line: &[u8]) -> bool {
+        let passed = self.core.survey.is_none()
+            && self.core.detector.current().is_some_and(|d| self.states.passes_over(d, line));
+        if passed {
+            self.core.last_content = line_no;
+            self.core.lines = line_no;
+        }
+        passed
+    }
+
     /// Writes `run_started`.
     pub fn start(&mut self, sink: &mut dyn Sink) {
         let ev = Event::RunStarted {

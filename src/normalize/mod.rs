@@ -492,6 +492,9 @@ impl Normalizer {
             self.doc = Some(Document { first: self.line_no, bytes: line.to_vec(), ends: vec![1] });
             return;
         }
+        if sink.skims() && self.fold.pass_over(self.line_no, line) {
+            return;
+        }
         let decoded = match self.take_pre(line) {
             Some(d) => d,
             None => self.decode(line),

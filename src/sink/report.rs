@@ -305,12 +305,27 @@ pub struct Collector {
     rate_limits: Vec<RateReading>,
     /// The model names and working folders seen, each held once.
     names: HashSet<Arc<str>>,
+    /// A request's first line (text, reasoning or a tool call) was seen since the last usage:
+    /// until the next usage, the lines that carry only conversation are not needed ([`Sink::skims`]).
+    first_seen: bool,
+    /// [`Collector::reading_every_line`].
+    every_line: bool,
 }
 
 impl Collector {
     /// A collector for the input named `source` (the file; `None` for stdin).
     pub fn new(source: Option<String>) -> Collector {
         Collector { source, ..Collector::default() }
+    }
+
+    /// Has every line of the input decoded in full. By default a collector lets the
+    /// normalizer pass over the lines that carry only conversation once the current request's
+    /// first line was seen ([`Sink::skims`]): the usage is the same, read in half the time. This
+    /// is what checks that (`agentnorm usage --every-line`).
+    #[must_use]
+    pub fn reading_every_line(mut self) -> Collector {
+        self.every_line = true;
+        self
     }
 
     /// The collected turns (a turn left open at the end of input is kept as it is).
@@ -437,6 +452,7 @@ impl Sink for Collector {
             if slot.is_none() {
                 slot.clone_from(&env.at);
             }
+            self.first_seen = true;
         }
         match ev {
             Event::SessionStarted { model, cwd, .. } => {
@@ -461,6 +477,7 @@ impl Sink for Collector {
                 });
             }
             Event::Usage { usage, model, message_id, .. } => {
+                self.first_seen = false;
                 let i = self.open_turn(si);
                 let model = model.as_deref().map(|m| self.name(m));
                 let st = &mut self.sessions[si];
@@ -493,6 +510,10 @@ impl Sink for Collector {
             }
             _ => {}
         }
+    }
+
+    fn skims(&self) -> bool {
+        self.first_seen && !self.every_line
     }
 }
 
