@@ -205,14 +205,18 @@ fn an_unpriced_model_never_blanks_a_total() {
     assert!(csv.lines().last().unwrap().ends_with(",true,\"claude-unreleased-9 (1,000,000 tokens)\",true"), "{csv}");
 }
 
+/// A Codex `token_count` line at `at`: running total `total` input tokens, `last` of them this
+/// request's.
+fn token_count(at: &str, total: u64, last: u64) -> String {
+    format!(
+        r#"{{"timestamp":"{at}","type":"event_msg","payload":{{"type":"token_count","info":{{"total_token_usage":{{"input_tokens":{total},"cached_input_tokens":0,"output_tokens":0,"reasoning_output_tokens":0,"total_tokens":{total}}},"last_token_usage":{{"input_tokens":{last},"cached_input_tokens":0,"output_tokens":0,"reasoning_output_tokens":0,"total_tokens":{last}}},"model_context_window":272000}}}}}}"#
+    )
+}
+
 #[test]
 fn a_codex_token_count_before_any_model_takes_the_sessions_model() {
     let d = tempfile::tempdir().unwrap();
-    let tc = |at: &str, total: u64, last: u64| {
-        format!(
-            r#"{{"timestamp":"{at}","type":"event_msg","payload":{{"type":"token_count","info":{{"total_token_usage":{{"input_tokens":{total},"cached_input_tokens":0,"output_tokens":0,"reasoning_output_tokens":0,"total_tokens":{total}}},"last_token_usage":{{"input_tokens":{last},"cached_input_tokens":0,"output_tokens":0,"reasoning_output_tokens":0,"total_tokens":{last}}},"model_context_window":272000}}}}}}"#
-        )
-    };
+    let tc = token_count;
     let text = [
         r#"{"timestamp":"2026-05-01T10:00:00.000Z","type":"session_meta","payload":{"id":"c1","timestamp":"2026-05-01T10:00:00.000Z","cwd":"/w","originator":"codex_cli_rs","cli_version":"0.58.0","source":"cli"}}"#.to_owned(),
         tc("2026-05-01T10:00:01.000Z", 1_000_000, 1_000_000),
@@ -282,11 +286,7 @@ fn a_forked_or_resumed_claude_session_counts_its_parents_messages_once_for_the_p
 }
 
 fn rollout(id: &str) -> String {
-    let tc = |at: &str, total: u64, last: u64| {
-        format!(
-            r#"{{"timestamp":"{at}","type":"event_msg","payload":{{"type":"token_count","info":{{"total_token_usage":{{"input_tokens":{total},"cached_input_tokens":0,"output_tokens":0,"reasoning_output_tokens":0,"total_tokens":{total}}},"last_token_usage":{{"input_tokens":{last},"cached_input_tokens":0,"output_tokens":0,"reasoning_output_tokens":0,"total_tokens":{last}}},"model_context_window":272000}}}}}}"#
-        )
-    };
+    let tc = token_count;
     [
         format!(r#"{{"timestamp":"2026-05-01T10:00:00.000Z","type":"session_meta","payload":{{"id":"{id}","timestamp":"2026-05-01T10:00:00.000Z","cwd":"/w","originator":"codex_cli_rs","cli_version":"0.58.0","source":"cli"}}}}"#),
         r#"{"timestamp":"2026-05-01T10:00:00.500Z","type":"turn_context","payload":{"cwd":"/w","model":"gpt-5"}}"#.to_owned(),
@@ -718,11 +718,7 @@ fn a_usage_reading_passes_over_lines_that_carry_only_conversation_and_reads_ever
 #[test]
 fn a_usage_reading_still_dates_a_codex_request_by_its_first_line() {
     let d = tempfile::tempdir().unwrap();
-    let tc = |at: &str, total: u64, last: u64| {
-        format!(
-            r#"{{"timestamp":"{at}","type":"event_msg","payload":{{"type":"token_count","info":{{"total_token_usage":{{"input_tokens":{total},"cached_input_tokens":0,"output_tokens":0,"reasoning_output_tokens":0,"total_tokens":{total}}},"last_token_usage":{{"input_tokens":{last},"cached_input_tokens":0,"output_tokens":0,"reasoning_output_tokens":0,"total_tokens":{last}}},"model_context_window":272000}}}}}}"#
-        )
-    };
+    let tc = token_count;
     let ev = |at: &str, body: &str| format!(r#"{{"timestamp":"{at}","type":"event_msg","payload":{body}}}"#);
     let item = |at: &str, body: &str| format!(r#"{{"timestamp":"{at}","type":"response_item","payload":{body}}}"#);
     let lines = [
