@@ -263,7 +263,7 @@ pub struct UsageArgs {
     pub no_cache: bool,
     /// Decode every line in full. By default the lines that carry only conversation (tool
     /// results, text already dated, snapshots) are passed over once they cannot date a
-    /// request: the report is the same, read in about half the time. This checks that.
+    /// request: the report is the same, read faster where tool results are large. This checks that.
     #[arg(long)]
     pub every_line: bool,
 }

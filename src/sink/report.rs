@@ -320,8 +320,8 @@ impl Collector {
 
     /// Has every line of the input decoded in full. By default a collector lets the
     /// normalizer pass over the lines that carry only conversation once the current request's
-    /// first line was seen ([`Sink::skims`]): the usage is the same, read in half the time. This
-    /// is what checks that (`agentnorm usage --every-line`).
+    /// first line was seen ([`Sink::skims`]): the usage is the same, read faster where tool
+    /// results are large. This is what checks that (`agentnorm usage --every-line`).
     #[must_use]
     pub fn reading_every_line(mut self) -> Collector {
         self.every_line = true;
