@@ -115,7 +115,6 @@ impl Adapter for Transcript {
     /// bookkeeping lines that end nothing (snapshots, progress, attachments, queue operations).
     fn passes_over(st: &mut State, line: &[u8]) -> bool {
         static USAGE: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(br#""usage""#));
-        static TYPE: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(br#""type":""#));
         static RESULT: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(br#""toolUseResult""#));
         static TOOL_RESULT: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(br#""type":"tool_result""#));
         static TEXT: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(br#""type":"text""#));
@@ -135,7 +134,7 @@ impl Adapter for Transcript {
             // Without a plain id it may start a session (or be of no transcript at all).
             None => SESSION.find(line).is_none(),
         };
-        let passed = match super::raw_string(line, &TYPE) {
+        let passed = match super::raw_type(line) {
             Some(b"user") => {
                 RESULT.find(line).is_some() && TOOL_RESULT.find(line).is_some() && TEXT.find(line).is_none()
             }

@@ -144,13 +144,12 @@ impl Adapter for Rollout {
     /// times decide where the copy ends), and so is every tool call (a call passed over would
     /// make its output's completion look like a call of its own).
     fn passes_over(st: &mut State, line: &[u8]) -> bool {
-        static TYPE: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(br#""type":""#));
         static PAYLOAD_TYPE: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(br#""payload":{"type":""#));
         if st.copy.is_some() || !line.starts_with(b"{") {
             return false;
         }
         let kind = || super::raw_string(line, &PAYLOAD_TYPE);
-        match super::raw_string(line, &TYPE) {
+        match super::raw_type(line) {
             Some(b"compacted") => true,
             Some(b"response_item") => kind().is_some_and(|k| PASSED_ITEMS.contains(&k)),
             Some(b"event_msg") => kind().is_some_and(|k| PASSED_EVENTS.contains(&k)),

@@ -204,6 +204,14 @@ pub(crate) fn raw_string<'a>(line: &'a [u8], key: &memchr::memmem::Finder<'_>) -
     (rest[end] == b'"').then_some(&rest[..end])
 }
 
+/// The first `"type":"…"` value of `line` ([`raw_string`]): a compact line's own `type` where
+/// its CLI writes that key before any nested object.
+pub(crate) fn raw_type(line: &[u8]) -> Option<&[u8]> {
+    static TYPE: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(br#""type":""#));
+    raw_string(line, &TYPE)
+}
+
 /// A message's content array of at least this many blocks is mapped block by block when the
 /// fold reaches it ([`Piece::Blocks`]) instead of with the rest of its line.
 pub(crate) const LAZY_BLOCKS: usize = 1024;
