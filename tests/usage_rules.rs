@@ -743,9 +743,8 @@ fn a_usage_reading_still_dates_a_codex_request_by_its_first_line() {
     assert_eq!(rows(&every), r);
 }
 
-#[test]
-fn every_fixture_gives_the_same_usage_read_in_full_and_skimmed() {
-    use agentnorm::sink::report::Collector;
+/// Every NDJSON fixture of the project, sorted.
+fn fixture_files() -> Vec<std::path::PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
     let mut files = Vec::new();
     let mut dirs = vec![root];
@@ -760,16 +759,84 @@ fn every_fixture_gives_the_same_usage_read_in_full_and_skimmed() {
         }
     }
     assert!(files.len() > 50, "the fixtures were found: {}", files.len());
-    for f in files {
+    files.sort();
+    files
+}
+
+/// The usage of the NDJSON `text`, read by `collector`.
+fn usage_of(text: &[u8], mut collector: agentnorm::sink::report::Collector) -> agentnorm::sink::report::InputUsage {
+    let mut n = agentnorm::Normalizer::new(agentnorm::Options::default().observed_at(false));
+    n.feed(text, &mut collector);
+    n.finish(&mut collector);
+    collector.finish()
+}
+
+#[test]
+fn every_fixture_gives_the_same_usage_read_in_full_and_skimmed() {
+    use agentnorm::sink::report::Collector;
+    for f in fixture_files() {
         let text = std::fs::read(&f).unwrap();
-        let usage = |c: Collector| {
-            let mut c = c;
-            let mut n = agentnorm::Normalizer::new(agentnorm::Options::default().observed_at(false));
-            n.feed(&text, &mut c);
-            n.finish(&mut c);
-            c.finish().to_bytes()
-        };
-        let full = usage(Collector::new(None).reading_every_line());
-        assert!(usage(Collector::new(None)) == full, "{}", f.display());
+        let full = usage_of(&text, Collector::new(None).reading_every_line()).to_bytes();
+        assert!(usage_of(&text, Collector::new(None)).to_bytes() == full, "{}", f.display());
+    }
+}
+
+#[test]
+fn a_report_that_keeps_only_what_one_grouping_needs_gives_that_groupings_rows() {
+    use agentnorm::sink::report::{self, Collector, GroupBy, Report, ReportOptions};
+    let mut inputs: Vec<_> = fixture_files()
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let mut u = usage_of(&std::fs::read(f).unwrap(), Collector::new(Some(f.display().to_string())));
+            u.set_order(i);
+            u
+        })
+        .collect();
+    // Two requests a minute apart on either side of midnight in Kathmandu (18:15 UTC), and one
+    // of another session in the same minute as the first; then two requests two minutes apart
+    // in two blocks (the block of 20:00 ends at 01:00).
+    let edge = [
+        transcript_u("edge-1", "e1", "2026-05-01T18:14:30Z", 10),
+        transcript_u("edge-1", "e2", "2026-05-01T18:15:30Z", 20),
+        transcript_u("edge-2", "e3", "2026-05-01T18:14:40Z", 40),
+        transcript_u("edge-3", "e4", "2026-05-03T20:10:00Z", 80),
+        transcript_u("edge-3", "e5", "2026-05-04T00:59:00Z", 160),
+        transcript_u("edge-3", "e6", "2026-05-04T01:01:00Z", 320),
+    ]
+    .join("\n");
+    let mut u = usage_of(edge.as_bytes(), Collector::new(Some("edge.jsonl".into())));
+    u.set_order(inputs.len());
+    inputs.push(u);
+    report::by_first_time(&mut inputs);
+    let fold = |rep: Report| {
+        let mut rep = rep;
+        for u in &inputs {
+            rep.add(u.clone());
+        }
+        rep
+    };
+    let every = fold(Report::default());
+    let bounds = (report::parse_bound("2025-01-01", false), report::parse_bound("2026-06-30", true));
+    let every_between = fold(Report::default().between(bounds.0, bounds.1));
+    let by_all = [
+        GroupBy::Session,
+        GroupBy::Project,
+        GroupBy::Model,
+        GroupBy::Day,
+        GroupBy::Week,
+        GroupBy::Month,
+        GroupBy::Block,
+    ];
+    // A zone 45 minutes off the hour, so a day's edge is inside an hour.
+    let tz = jiff::tz::TimeZone::get("Asia/Kathmandu").unwrap();
+    for by in by_all {
+        let opts = ReportOptions { by, tz: Some(tz.clone()), breakdown: true, ..ReportOptions::default() };
+        let (rows, totals) = every.rows(&opts);
+        assert!(rows.len() > 1, "{by:?}: rows to compare");
+        assert_eq!(fold(Report::default().for_rows(&opts)).rows(&opts), (rows, totals), "{by:?}");
+        let bounded = ReportOptions { since_ms: bounds.0, until_ms: bounds.1, ..opts };
+        let kept = fold(Report::default().between(bounds.0, bounds.1).for_rows(&bounded));
+        assert_eq!(kept.rows(&bounded), every_between.rows(&bounded), "{by:?} between bounds");
     }
 }

@@ -221,7 +221,8 @@ pub fn run(args: UsageArgs) -> Result<u8> {
     let how = Reading { dialect: args.dialect, every_line: args.every_line };
     let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let rep = if args.estimate { Report::estimating() } else { Report::default() };
-    let mut rep = rep.between(opts.since_ms, opts.until_ms);
+    // Only what the rows asked for is kept: the report's memory does not grow with the logs.
+    let mut rep = rep.between(opts.since_ms, opts.until_ms).for_rows(&opts);
     let mut cache = (!args.no_cache).then(UsageCache::open);
     let read = read_usage(&inputs, how, threads, true, &mut failed, cache.as_mut());
     if let Some(cache) = &mut cache {

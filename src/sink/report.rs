@@ -593,25 +593,46 @@ impl Part {
         Part { session, model, at_ms, last_ms: at_ms, usage, requests, cost }
     }
 
-    /// Takes `p` in, when it is of the same session, model, kind of cost and minute (every
-    /// row's grouping is one of these or coarser, so the rows stay the same); gives it back
-    /// otherwise.
-    fn absorb(&mut self, p: Part) -> Option<Part> {
-        let minute = |t: Option<i64>| t.map(|t| t.div_euclid(60_000));
-        let cost = (self.session == p.session
-            && self.model == p.model
-            && minute(self.at_ms) == minute(p.at_ms)
-            && self.requests.is_some() == p.requests.is_some())
-        .then(|| self.cost.and(p.cost))
-        .flatten();
-        let Some(cost) = cost else { return Some(p) };
-        self.cost = cost;
+    /// What a part is merged by: its model, the kind of its cost and whether its requests are
+    /// counted, with its session where that is kept and the time `bucket` it is in (`None`:
+    /// untimed, apart from every timed part: the `unknown` rows).
+    fn key(&self, keep_session: bool, bucket: Option<i64>) -> PartKey {
+        PartKey {
+            session: keep_session.then_some(self.session),
+            model: self.model.clone(),
+            bucket,
+            cost: std::mem::discriminant(&self.cost),
+            counted: self.requests.is_some(),
+        }
+    }
+
+    /// Takes `p` in: a part of the same [`PartKey`] (so the same kind of cost).
+    fn merge(&mut self, p: Part) {
+        self.cost = self.cost.and(p.cost).unwrap_or(self.cost);
         self.usage = add(self.usage, p.usage);
         self.requests = self.requests.zip(p.requests).map(|(a, b)| a.saturating_add(b));
         self.at_ms = self.at_ms.min(p.at_ms);
         self.last_ms = self.last_ms.max(p.last_ms);
-        None
     }
+}
+
+/// What parts are merged by ([`Part::key`]).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct PartKey {
+    session: Option<usize>,
+    model: Option<Arc<str>>,
+    bucket: Option<i64>,
+    cost: std::mem::Discriminant<Cost>,
+    counted: bool,
+}
+
+/// What a [`Report`] keeps of the requests it counts: enough for the rows of every grouping
+/// (parts of one session, model and minute), or for those of one ([`Report::for_rows`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+enum Grain {
+    #[default]
+    Every,
+    For(GroupBy),
 }
 
 #[derive(Debug, Clone)]
@@ -836,6 +857,14 @@ pub struct Report {
     sessions: Vec<SessionInfo>,
     session_index: HashMap<String, usize>,
     parts: Vec<Part>,
+    /// What the parts keep ([`Report::for_rows`]).
+    grain: Grain,
+    /// Where each key's part is in `parts` (with a grain other than [`Grain::Every`]).
+    merged: HashMap<PartKey, usize>,
+    /// The zone of the days parts are kept by ([`Report::for_rows`]), and the last day's bounds
+    /// in it (ms).
+    zone: Option<jiff::tz::TimeZone>,
+    day: Option<(i64, i64)>,
     /// `--since` / `--until` (ms), applied to each request as it is counted ([`Report::between`]).
     bounds: (Option<i64>, Option<i64>),
 }
@@ -855,19 +884,72 @@ impl Report {
         self
     }
 
-    /// Adds a part, into the last one where [`Part::absorb`] takes it: a session's requests
-    /// come one after the other, so a report of 1.4 million requests (the 2 GB benchmark home)
-    /// holds a fraction of that many parts.
-    fn push_part(&mut self, p: Part) {
+    /// A report that keeps only what the rows of `opts.by` need: a part per session and model
+    /// (`session`, `project`), per model (`model`), per day of `opts.tz` and model (`day`,
+    /// `week`, `month`), or per hour and model (`block`), whatever the number of requests.
+    /// Its [`Report::rows`] for `opts` are those of a report that keeps everything; its bounds
+    /// are those of [`Report::between`] only (the parts' times are gone where `by` needs none).
+    pub fn for_rows(mut self, opts: &ReportOptions) -> Report {
+        self.grain = Grain::For(opts.by);
+        self.zone = Some(opts.tz.clone().unwrap_or(jiff::tz::TimeZone::UTC));
+        self
+    }
+
+    /// The time bucket of a part at `at_ms` ([`Part::key`]): its minute, or for a report
+    /// [`Report::for_rows`] the hour, the day (in the zone) or nothing, as the rows need.
+    fn bucket(&mut self, at_ms: Option<i64>) -> Option<i64> {
+        let t = at_ms?;
+        Some(match self.grain {
+            Grain::Every => t.div_euclid(60_000),
+            // Blocks start and end on the hour (UTC), and a block that starts after a gap starts
+            // at the first request of its hour: an hour's requests are in one block.
+            Grain::For(GroupBy::Block) => t.div_euclid(3_600_000),
+            Grain::For(GroupBy::Day | GroupBy::Week | GroupBy::Month) => {
+                // The day's start: the last day's bounds are kept (requests come in days).
+                match self.day {
+                    Some((start, end)) if (start..end).contains(&t) => start,
+                    _ => match self.zone.as_ref().and_then(|tz| day_bounds(t, tz)) {
+                        Some((start, end)) => {
+                            self.day = Some((start, end));
+                            start
+                        }
+                        None => t.div_euclid(60_000),
+                    },
+                }
+            }
+            Grain::For(GroupBy::Session | GroupBy::Project | GroupBy::Model) => 0,
+        })
+    }
+
+    /// Adds a part: into the last one when it has the same key (a session's requests come one
+    /// after the other, so a report of 1.4 million requests, the 2 GB benchmark home, holds a
+    /// fraction of that many parts), or, for a report [`Report::for_rows`], into the one of its
+    /// key wherever that is.
+    fn push_part(&mut self, mut p: Part) {
         if !within(p.at_ms, self.bounds.0, self.bounds.1) {
             return;
         }
-        let p = match self.parts.last_mut() {
-            Some(last) => last.absorb(p),
-            None => Some(p),
+        let keep_session = !matches!(self.grain, Grain::For(by) if !matches!(by, GroupBy::Session | GroupBy::Project));
+        if !keep_session {
+            p.session = usize::MAX;
+        }
+        let key = p.key(keep_session, self.bucket(p.at_ms));
+        let at = match self.grain {
+            Grain::Every => self
+                .parts
+                .last()
+                .filter(|last| last.key(true, last.at_ms.map(|t| t.div_euclid(60_000))) == key)
+                .map(|_| self.parts.len() - 1),
+            Grain::For(_) => self.merged.get(&key).copied(),
         };
-        if let Some(p) = p {
-            self.parts.push(p);
+        match at {
+            Some(i) => self.parts[i].merge(p),
+            None => {
+                if self.grain != Grain::Every {
+                    self.merged.insert(key, self.parts.len());
+                }
+                self.parts.push(p);
+            }
         }
     }
 
@@ -1039,7 +1121,7 @@ impl Report {
                 };
                 let key = match opts.by {
                     GroupBy::Session => (part.session, String::new()),
-                    GroupBy::Project => match self.sessions[part.session].project.as_deref() {
+                    GroupBy::Project => match self.sessions.get(part.session).and_then(|s| s.project.as_deref()) {
                         Some(p) => {
                             let next = projects.len();
                             (*projects.entry(p).or_insert(next), p.to_owned())
@@ -1066,11 +1148,13 @@ impl Report {
                     row.models = breakdown_rows(models);
                     let known = (i == 0).then(|| name.clone());
                     match opts.by {
+                        // No session where the report kept none ([`Report::for_rows`] of another grouping).
                         GroupBy::Session => {
-                            let s = &self.sessions[i];
-                            row.session_id.clone_from(&s.id);
-                            row.dialect = s.dialect;
-                            row.source.clone_from(&s.source);
+                            if let Some(s) = self.sessions.get(i) {
+                                row.session_id.clone_from(&s.id);
+                                row.dialect = s.dialect;
+                                row.source.clone_from(&s.source);
+                            }
                         }
                         GroupBy::Project => row.project = (i != usize::MAX).then_some(name),
                         GroupBy::Model => row.model = known,
@@ -1105,8 +1189,9 @@ impl Report {
         }
         let mut blocks: Vec<Block> = Vec::new();
         for (t, p) in timed {
-            // A part is within one minute, and a block's bounds fall on the hour: the part is
-            // in one block, the same as its requests one by one.
+            // A part is within one minute (or, for a report of blocks only, one hour: UTC), and
+            // a block's bounds fall on the hour: the part is in one block, the same as its
+            // requests one by one.
             let new = match blocks.last() {
                 Some(b) => t >= b.start + BLOCK_MS || t - b.last >= BLOCK_MS,
                 None => true,
@@ -1225,6 +1310,13 @@ fn breakdown_rows(models: BTreeMap<(usize, String), Acc>) -> Vec<Row> {
 /// The civil date of `ms` in `tz`.
 fn civil_date(ms: i64, tz: &jiff::tz::TimeZone) -> Option<jiff::civil::Date> {
     Some(jiff::Timestamp::from_millisecond(ms).ok()?.to_zoned_datetime(tz.clone()).date())
+}
+
+/// The start and end (ms) of the day of `ms` in `tz`.
+fn day_bounds(ms: i64, tz: &jiff::tz::TimeZone) -> Option<(i64, i64)> {
+    let start = jiff::Timestamp::from_millisecond(ms).ok()?.to_zoned_datetime(tz.clone()).start_of_day().ok()?;
+    let end = start.tomorrow().ok()?.start_of_day().ok()?;
+    Some((start.timestamp().as_millisecond(), end.timestamp().as_millisecond()))
 }
 
 /// The Monday of `d`'s week.
