@@ -165,6 +165,7 @@ pub struct InputUsage {
     /// The input's place in the order the inputs were given.
     order: usize,
     turns: Vec<Turn>,
+    /// The latest reading of each window ([`keep_latest`]).
     rate_limits: Vec<RateReading>,
 }
 
@@ -302,6 +303,7 @@ pub struct Collector {
     session_index: HashMap<Option<String>, usize>,
     last: usize,
     turns: Vec<Turn>,
+    /// The latest reading of each window ([`keep_latest`]).
     rate_limits: Vec<RateReading>,
     /// The model names and working folders seen, each held once.
     names: HashSet<Arc<str>>,
@@ -467,14 +469,17 @@ impl Sink for Collector {
                 }
             }
             Event::RateLimit { window, window_minutes, status, used_percent, resets_at, .. } => {
-                self.rate_limits.push(RateReading {
-                    window: window.clone(),
-                    window_minutes: *window_minutes,
-                    status: status.clone(),
-                    used_percent: *used_percent,
-                    resets_at: resets_at.clone(),
-                    at: env.at.clone(),
-                });
+                keep_latest(
+                    &mut self.rate_limits,
+                    RateReading {
+                        window: window.clone(),
+                        window_minutes: *window_minutes,
+                        status: status.clone(),
+                        used_percent: *used_percent,
+                        resets_at: resets_at.clone(),
+                        at: env.at.clone(),
+                    },
+                );
             }
             Event::Usage { usage, model, message_id, .. } => {
                 self.first_seen = false;
@@ -850,6 +855,7 @@ pub fn row_schema() -> schemars::Schema {
 pub struct Report {
     /// Ignore the costs the CLIs reported: estimate every request from the price table.
     estimate_only: bool,
+    /// The latest reading of each window ([`keep_latest`]).
     rate_limits: Vec<RateReading>,
     /// The identities counted so far, hashed ([`h64`] of a tag, the session where the identity
     /// is the session's own, and the message id, or the time and figures).
@@ -955,7 +961,9 @@ impl Report {
 
     /// Folds one input's usage in; call it in input order.
     pub fn add(&mut self, input: InputUsage) {
-        self.rate_limits.extend(input.rate_limits);
+        for r in input.rate_limits {
+            keep_latest(&mut self.rate_limits, r);
+        }
         let mut anonymous: HashMap<Option<Dialect>, usize> = HashMap::new();
         for turn in input.turns {
             let session = self.session(&turn, &input.source, input.order, &mut anonymous);
@@ -1270,20 +1278,21 @@ impl Report {
 
     /// The latest `rate_limit` reading of each window, in window order.
     pub fn latest_rate_limits(&self) -> Vec<RateReading> {
-        let mut latest: BTreeMap<&str, &RateReading> = BTreeMap::new();
-        for r in &self.rate_limits {
-            let newer = |old: &&RateReading| {
-                let t = |x: &RateReading| x.at.as_deref().and_then(crate::read::time::parse_rfc3339_ms);
-                t(r) >= t(old)
-            };
-            match latest.get(r.window.as_str()) {
-                Some(old) if !newer(old) => {}
-                _ => {
-                    latest.insert(&r.window, r);
-                }
-            }
-        }
-        latest.into_values().cloned().collect()
+        let mut latest = self.rate_limits.clone();
+        latest.sort_by(|a, b| a.window.cmp(&b.window));
+        latest
+    }
+}
+
+/// Puts `r` in `latest` (the latest reading of each window): in place of its window's reading
+/// unless that one is later (of two at the same time, the one read last). Kept as the readings
+/// come, so an input holds a reading per window, not one per line that had some.
+fn keep_latest(latest: &mut Vec<RateReading>, r: RateReading) {
+    let t = |x: &RateReading| x.at.as_deref().and_then(crate::read::time::parse_rfc3339_ms);
+    match latest.iter_mut().find(|old| old.window == r.window) {
+        Some(old) if t(&r) >= t(old) => *old = r,
+        Some(_) => {}
+        None => latest.push(r),
     }
 }
 
