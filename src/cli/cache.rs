@@ -7,26 +7,32 @@
 //! when it was read (device, inode, size, modification and change times) and the `--dialect`
 //! it was read with, beside the collected usage ([`InputUsage::to_bytes`]). An entry counts only
 //! when all of these are the same now: a file changed, replaced (a new inode), appended to or
-//! truncated is read again, whole. The file starts with the agentnorm version and a hash of the sources it
-//! was built from (`build.rs`): another build's cache is ignored (and replaced), as is a damaged
-//! one. It is replaced atomically (a
-//! new file renamed over it), so runs at the same time never read half of one; the last to
-//! finish wins. Entries of files that a walk no longer finds are dropped; entries of files this
-//! run did not look at are kept (the status line reads only recent logs).
+//! truncated is read again, whole. The file starts with the agentnorm version and a hash of the
+//! sources it was built from (`build.rs`): another build's cache is ignored (and replaced), as
+//! is a damaged one.
+//!
+//! A run holds the index of the cache (a few hundred bytes per file), not the usage: each
+//! file's usage is read from the cache file when the report takes it, and what the run reads
+//! afresh is written straight to the next cache file ([`Spool`]), so a run's memory does not
+//! grow with the logs (the cache of the 2 GB benchmark home is 70 MB). The layout: [`MAGIC`],
+//! the usage of every file one after the other, the index ([`Index`]), and the index's offset
+//! (8 bytes, little-endian). The next cache file is written beside the old one and renamed over
+//! it, so runs at the same time never read half of one; the last to finish wins. Entries of
+//! files that a walk no longer finds are dropped; entries of files this run did not look at
+//! are kept (the status line reads only recent logs).
 //!
 //! [`InputUsage::to_bytes`]: agentnorm::sink::report::InputUsage::to_bytes
 
 use std::collections::HashMap;
 use std::fs;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use agentnorm::Dialect;
 use serde::{Deserialize, Serialize};
 
 /// What the file starts with: the format's name, its layout, and the version that wrote it.
-const MAGIC: &[u8; 8] = b"agntnrm1";
+const MAGIC: &[u8; 8] = b"agntnrm2";
 
 /// The build that writes and reads the cache: the version and the hash of the sources.
 fn build() -> String {
@@ -89,29 +95,137 @@ impl FileId {
     }
 }
 
-/// One cached file. Its data is shared with the run that reads it (the report decodes the
-/// inputs one at a time, from here, at the end).
+/// `len` bytes of `file` from `offset`.
+fn read_at(file: &fs::File, offset: u64, len: u64) -> std::io::Result<Vec<u8>> {
+    let mut buf = vec![0; usize::try_from(len).map_err(std::io::Error::other)?];
+    #[cfg(unix)]
+    std::os::unix::fs::FileExt::read_exact_at(file, &mut buf, offset)?;
+    #[cfg(windows)]
+    {
+        let mut done = 0;
+        while done < buf.len() {
+            let n = std::os::windows::fs::FileExt::seek_read(file, &mut buf[done..], offset + done as u64)?;
+            if n == 0 {
+                return Err(std::io::ErrorKind::UnexpectedEof.into());
+            }
+            done += n;
+        }
+    }
+    Ok(buf)
+}
+
+/// Writes `bytes` into `file` at `offset`.
+fn write_at(file: &fs::File, bytes: &[u8], offset: u64) -> std::io::Result<()> {
+    #[cfg(unix)]
+    std::os::unix::fs::FileExt::write_all_at(file, bytes, offset)?;
+    #[cfg(windows)]
+    {
+        let mut done = 0;
+        while done < bytes.len() {
+            done += std::os::windows::fs::FileExt::seek_write(file, &bytes[done..], offset + done as u64)?;
+        }
+    }
+    Ok(())
+}
+
+/// One input's usage bytes ([`InputUsage::to_bytes`]): in memory, or at a place in a file the
+/// run holds open (a cache file, or the [`Spool`] of what it read).
+///
+/// [`InputUsage::to_bytes`]: agentnorm::sink::report::InputUsage::to_bytes
+#[derive(Debug, Clone)]
+pub enum Blob {
+    /// Held in memory.
+    Memory(Arc<[u8]>),
+    /// `len` bytes at `offset` of `file`.
+    File { file: Arc<fs::File>, offset: u64, len: u64 },
+}
+
+impl Blob {
+    /// The bytes (read from the file, for a blob kept in one).
+    pub fn read(&self) -> std::io::Result<Vec<u8>> {
+        match self {
+            Blob::Memory(b) => Ok(b.to_vec()),
+            Blob::File { file, offset, len } => read_at(file, *offset, *len),
+        }
+    }
+}
+
+impl From<Vec<u8>> for Blob {
+    fn from(v: Vec<u8>) -> Blob {
+        Blob::Memory(v.into())
+    }
+}
+
+/// A file that usage bytes are appended to as the inputs are read, from any thread: the next
+/// cache file (named, beside the cache), or an unnamed temporary file (`--no-cache`, or no
+/// cache folder to write in), so that what a run read is not held in memory.
+#[derive(Debug)]
+pub struct Spool {
+    /// Its name, when it is to become the cache.
+    path: Option<PathBuf>,
+    file: Arc<fs::File>,
+    /// Where the next bytes go.
+    end: Mutex<u64>,
+}
+
+impl Spool {
+    /// A spool named `usage.bin.<pid>.<n>.tmp` in `dir`, that [`UsageCache::save`] renames
+    /// into the cache; it starts with [`MAGIC`].
+    fn named(dir: &Path) -> std::io::Result<Spool> {
+        fs::create_dir_all(dir)?;
+        let (path, file) = tempfile_in(dir)?;
+        let spool = Spool { path: Some(path), file: Arc::new(file), end: Mutex::new(0) };
+        spool.append(MAGIC)?;
+        Ok(spool)
+    }
+
+    /// An unnamed spool in the temporary folder, gone when the run ends.
+    pub fn unnamed() -> std::io::Result<Spool> {
+        Ok(Spool { path: None, file: Arc::new(tempfile::tempfile()?), end: Mutex::new(0) })
+    }
+
+    /// Appends `bytes`; where they are.
+    pub fn append(&self, bytes: &[u8]) -> std::io::Result<Blob> {
+        let mut end = self.end.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        write_at(&self.file, bytes, *end)?;
+        let blob = Blob::File { file: self.file.clone(), offset: *end, len: bytes.len() as u64 };
+        *end += bytes.len() as u64;
+        Ok(blob)
+    }
+
+    /// `bytes` as a blob: appended here, or kept in memory when they cannot be written.
+    pub fn keep(&self, bytes: Vec<u8>) -> Blob {
+        self.append(&bytes).unwrap_or_else(|_| bytes.into())
+    }
+
+    /// Where `blob` is in this spool, when it is in it.
+    fn place_of(&self, blob: &Blob) -> Option<(u64, u64)> {
+        match blob {
+            Blob::File { file, offset, len } if Arc::ptr_eq(file, &self.file) => Some((*offset, *len)),
+            _ => None,
+        }
+    }
+}
+
+/// One cached file: its identity and `--dialect` when read, the span of its usage's times
+/// ([`InputUsage::span_ms`]: the report's order, known without reading the usage), the usage.
+///
+/// [`InputUsage::span_ms`]: agentnorm::sink::report::InputUsage::span_ms
 #[derive(Debug, Clone)]
 struct Entry {
     id: FileId,
     dialect: Option<Dialect>,
-    data: Arc<[u8]>,
+    span: Option<(i64, i64)>,
+    blob: Blob,
 }
 
-/// One entry on disk: the key (the path's bytes), the identity, the `--dialect`, the data.
-type DiskEntry<'a> = (&'a [u8], FileId, Option<Dialect>, &'a [u8]);
+/// One entry of the index on disk: the key (the path's bytes), the identity, the `--dialect`,
+/// the span, and where the usage is in the file (offset, length).
+type DiskEntry<'a> = (&'a [u8], FileId, Option<Dialect>, Option<(i64, i64)>, u64, u64);
 
-/// The file's layout after [`MAGIC`], as written: a key and an entry, borrowed.
-#[derive(Serialize)]
-struct OnDisk<'a> {
-    version: String,
-    entries: Vec<DiskEntry<'a>>,
-}
-
-/// [`OnDisk`] as read, borrowing from the file's bytes (each entry's data is copied once, into
-/// its [`Entry`]).
-#[derive(Deserialize)]
-struct OnDiskRead<'a> {
+/// The index at the end of the file.
+#[derive(Serialize, Deserialize)]
+struct Index<'a> {
     version: &'a str,
     #[serde(borrow)]
     entries: Vec<DiskEntry<'a>>,
@@ -125,6 +239,9 @@ pub struct UsageCache {
     entries: HashMap<Vec<u8>, Entry>,
     /// Whether anything was added or dropped since it was read.
     changed: bool,
+    /// The next cache file, made when the first file is read afresh (`None` in it: it could
+    /// not be made).
+    spool: OnceLock<Option<Spool>>,
 }
 
 /// The key of `path`: its absolute form's bytes.
@@ -161,20 +278,27 @@ impl UsageCache {
 
     /// The cache kept in `file`.
     pub fn open_at(file: &Path) -> UsageCache {
-        let entries = fs::read(file).ok().and_then(|bytes| parse(&bytes)).unwrap_or_default();
-        UsageCache { file: Some(file.to_path_buf()), entries, changed: false }
+        let entries = fs::File::open(file).ok().and_then(parse).unwrap_or_default();
+        UsageCache { file: Some(file.to_path_buf()), entries, ..UsageCache::default() }
     }
 
-    /// The cached bytes of `path`, when its identity now is the one it was read with (and it
-    /// was read with the same `--dialect`).
-    pub fn get(&self, path: &Path, id: FileId, dialect: Option<Dialect>) -> Option<&Arc<[u8]>> {
+    /// The span and usage cached for `path`, when its identity now is the one it was read with
+    /// (and it was read with the same `--dialect`).
+    pub fn get(&self, path: &Path, id: FileId, dialect: Option<Dialect>) -> Option<(Option<(i64, i64)>, &Blob)> {
         let e = self.entries.get(&key(path))?;
-        (e.id == id && e.dialect == dialect).then_some(&e.data)
+        (e.id == id && e.dialect == dialect).then_some((e.span, &e.blob))
+    }
+
+    /// Where the usage of files read afresh goes: the next cache file, else (no cache folder
+    /// to write in) nowhere (`None`: the caller keeps them).
+    pub fn spool(&self) -> Option<&Spool> {
+        let dir = self.file.as_ref()?.parent().unwrap_or(Path::new("."));
+        self.spool.get_or_init(|| Spool::named(dir).ok()).as_ref()
     }
 
     /// Records what `path` (of identity `id`) gave.
-    pub fn put(&mut self, path: &Path, id: FileId, dialect: Option<Dialect>, data: impl Into<Arc<[u8]>>) {
-        self.entries.insert(key(path), Entry { id, dialect, data: data.into() });
+    pub fn put(&mut self, path: &Path, id: FileId, dialect: Option<Dialect>, span: Option<(i64, i64)>, blob: Blob) {
+        self.entries.insert(key(path), Entry { id, dialect, span, blob });
         self.changed = true;
     }
 
@@ -196,28 +320,44 @@ impl UsageCache {
         self.changed |= self.entries.len() != before;
     }
 
-    /// Writes the cache back when the run changed it: a new file beside the old one, renamed
-    /// over it. An error says why the cache could not be kept (the report is not affected).
+    /// Writes the cache back when the run changed it: the usage read afresh is in the next
+    /// cache file already; the rest is copied into it, the index written after, and the file
+    /// renamed over the old one. An error says why the cache could not be kept (the report is
+    /// not affected: every blob stays readable).
     pub fn save(&self) -> std::io::Result<()> {
         let Some(file) = &self.file else { return Ok(()) };
         if !self.changed {
             return Ok(());
         }
-        let dir = file.parent().unwrap_or(Path::new("."));
-        fs::create_dir_all(dir)?;
-        let mut entries: Vec<_> =
-            self.entries.iter().map(|(k, e)| (k.as_slice(), e.id, e.dialect, &e.data[..])).collect();
-        entries.sort_by(|a, b| a.0.cmp(b.0));
-        let body = OnDisk { version: build(), entries };
-        let bytes = postcard::to_stdvec(&body).map_err(std::io::Error::other)?;
-        let mut tmp = tempfile_in(dir)?;
-        tmp.1.write_all(MAGIC)?;
-        tmp.1.write_all(&bytes)?;
-        tmp.1.sync_all().ok();
-        drop(tmp.1);
-        fs::rename(&tmp.0, file).inspect_err(|_| {
-            let _ = fs::remove_file(&tmp.0);
-        })
+        let spool = self.spool().ok_or_else(|| std::io::Error::other("no cache folder to write in"))?;
+        let tmp = spool.path.clone().expect("the cache's spool is named");
+        let written = (|| {
+            let mut keys: Vec<&Vec<u8>> = self.entries.keys().collect();
+            keys.sort();
+            let mut entries = Vec::with_capacity(keys.len());
+            for k in keys {
+                let e = &self.entries[k];
+                let (offset, len) = match spool.place_of(&e.blob) {
+                    Some(place) => place,
+                    None => match spool.append(&e.blob.read()?)? {
+                        Blob::File { offset, len, .. } => (offset, len),
+                        Blob::Memory(_) => unreachable!("appended to a file"),
+                    },
+                };
+                entries.push((k.as_slice(), e.id, e.dialect, e.span, offset, len));
+            }
+            let version = build();
+            let index = postcard::to_stdvec(&Index { version: &version, entries }).map_err(std::io::Error::other)?;
+            let Blob::File { offset: at, .. } = spool.append(&index)? else { unreachable!("appended to a file") };
+            spool.append(&at.to_le_bytes())?;
+            spool.file.sync_all().ok();
+            fs::rename(&tmp, file)
+        })();
+        written.inspect_err(|_| {
+            let _ = fs::remove_file(&tmp);
+        })?;
+        sweep(file.parent().unwrap_or(Path::new(".")));
+        Ok(())
     }
 
     /// How many files it holds.
@@ -234,7 +374,7 @@ fn tempfile_in(dir: &Path) -> std::io::Result<(PathBuf, fs::File)> {
     for n in 0..100u32 {
         let path = dir.join(format!("usage.bin.{pid}.{n}.tmp"));
         let mut opts = fs::OpenOptions::new();
-        opts.write(true).create_new(true);
+        opts.read(true).write(true).create_new(true);
         // Readable by its owner only: it names sessions, models and project folders.
         #[cfg(unix)]
         std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
@@ -247,24 +387,72 @@ fn tempfile_in(dir: &Path) -> std::io::Result<(PathBuf, fs::File)> {
     Err(std::io::Error::other("no free temporary name for the usage cache"))
 }
 
-/// The entries of a cache file, or `None` when it is another version's or damaged.
-fn parse(bytes: &[u8]) -> Option<HashMap<Vec<u8>, Entry>> {
-    let body = bytes.strip_prefix(MAGIC.as_slice())?;
-    let disk: OnDiskRead = postcard::from_bytes(body).ok()?;
-    (disk.version == build()).then(|| {
-        disk.entries
-            .into_iter()
-            .map(|(k, id, dialect, data)| (k.to_vec(), Entry { id, dialect, data: Arc::from(data) }))
-            .collect()
-    })
+/// Removes the next cache files that runs stopped before saving left in `dir` (a day old: a
+/// run at the same time still writes its own).
+fn sweep(dir: &Path) {
+    let Ok(list) = fs::read_dir(dir) else { return };
+    let day = std::time::Duration::from_secs(86_400);
+    for e in list.flatten() {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        let old =
+            e.metadata().ok().and_then(|m| m.modified().ok()).and_then(|t| t.elapsed().ok()).is_some_and(|a| a > day);
+        if old && name.starts_with("usage.bin.") && name.ends_with(".tmp") {
+            let _ = fs::remove_file(e.path());
+        }
+    }
+}
+
+/// The entries of a cache file (their usage left in it), or `None` when it is another
+/// version's or damaged.
+fn parse(file: fs::File) -> Option<HashMap<Vec<u8>, Entry>> {
+    let size = file.metadata().ok()?.len();
+    let body = MAGIC.len() as u64;
+    if size < body + 8 || read_at(&file, 0, body).ok()? != MAGIC {
+        return None;
+    }
+    let at = u64::from_le_bytes(read_at(&file, size - 8, 8).ok()?.try_into().ok()?);
+    if !(body..=size - 8).contains(&at) {
+        return None;
+    }
+    let bytes = read_at(&file, at, size - 8 - at).ok()?;
+    let index: Index = postcard::from_bytes(&bytes).ok()?;
+    if index.version != build() {
+        return None;
+    }
+    let file = Arc::new(file);
+    index
+        .entries
+        .into_iter()
+        .map(|(k, id, dialect, span, offset, len)| {
+            // Usage outside the part of the file before the index: damaged.
+            (offset >= body && offset.checked_add(len)? <= at).then(|| {
+                (k.to_vec(), Entry { id, dialect, span, blob: Blob::File { file: file.clone(), offset, len } })
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Write as _;
 
     fn id_of(p: &Path) -> FileId {
         FileId::of(&fs::metadata(p).unwrap())
+    }
+
+    /// The bytes cached for `path` (of identity `id`, read with no `--dialect`).
+    fn bytes(c: &UsageCache, path: &Path, id: FileId) -> Option<Vec<u8>> {
+        c.get(path, id, None).map(|(_, b)| b.read().unwrap())
+    }
+
+    /// The files in `dir`, by name.
+    fn names(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> =
+            fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into()).collect();
+        v.sort();
+        v
     }
 
     #[test]
@@ -289,7 +477,7 @@ mod tests {
         let store = dir.path().join("cache/usage.bin");
         let mut c = UsageCache::open_at(&store);
         assert!(c.get(&log, id_of(&log), None).is_none());
-        c.put(&log, id_of(&log), None, b"one".to_vec());
+        c.put(&log, id_of(&log), None, Some((1, 2)), b"one".to_vec().into());
         c.save().unwrap();
         #[cfg(unix)]
         {
@@ -298,7 +486,8 @@ mod tests {
         }
 
         let c = UsageCache::open_at(&store);
-        assert_eq!(c.get(&log, id_of(&log), None).map(|d| &d[..]), Some(&b"one"[..]));
+        assert_eq!(bytes(&c, &log, id_of(&log)), Some(b"one".to_vec()));
+        assert_eq!(c.get(&log, id_of(&log), None).map(|(span, _)| span), Some(Some((1, 2))), "the span is kept");
         // Another --dialect is another reading.
         assert!(c.get(&log, id_of(&log), Some(Dialect::Claude)).is_none());
 
@@ -324,7 +513,7 @@ mod tests {
         let after = id_of(&log);
         assert_eq!((before.size, before.mtime_ns), (after.size, after.mtime_ns));
         let mut c = UsageCache::default();
-        c.put(&log, before, None, b"old".to_vec());
+        c.put(&log, before, None, None, b"old".to_vec().into());
         assert!(c.get(&log, after, None).is_none(), "a new inode is a new file");
     }
 
@@ -334,24 +523,86 @@ mod tests {
         let store = dir.path().join("usage.bin");
         let log = dir.path().join("a.jsonl");
         fs::write(&log, b"{}\n").unwrap();
-        let k = key(&log);
-        let other = OnDisk { version: "0.0.0-other".into(), entries: vec![(&k, id_of(&log), None, b"old")] };
-        let mut bytes = MAGIC.to_vec();
-        bytes.extend(postcard::to_stdvec(&other).unwrap());
-        fs::write(&store, &bytes).unwrap();
+        let mut c = UsageCache::open_at(&store);
+        c.put(&log, id_of(&log), None, None, b"old".to_vec().into());
+        c.save().unwrap();
+        let good = fs::read(&store).unwrap();
+        // The same layout, another version's index.
+        let version = build();
+        let mut other = good.clone();
+        let at = good.windows(version.len()).rposition(|w| w == version.as_bytes()).unwrap();
+        other[at] ^= 1;
+        fs::write(&store, &other).unwrap();
         assert_eq!(UsageCache::open_at(&store).len(), 0, "another version's entries are not used");
 
-        for damaged in [&b"garbage"[..], &bytes[..bytes.len() / 2], b""] {
+        let past_end = {
+            // The index's offset pointing past the index.
+            let mut b = good.clone();
+            let n = b.len();
+            b[n - 8..].copy_from_slice(&(n as u64).to_le_bytes());
+            b
+        };
+        for damaged in [&b"garbage"[..], &good[..good.len() / 2], b"", &past_end] {
             fs::write(&store, damaged).unwrap();
             let mut c = UsageCache::open_at(&store);
             assert_eq!(c.len(), 0);
-            c.put(&log, id_of(&log), None, b"new".to_vec());
+            c.put(&log, id_of(&log), None, None, b"new".to_vec().into());
             c.save().unwrap();
-            assert_eq!(
-                UsageCache::open_at(&store).get(&log, id_of(&log), None).map(|d| d.to_vec()),
-                Some(b"new".to_vec())
-            );
+            assert_eq!(bytes(&UsageCache::open_at(&store), &log, id_of(&log)), Some(b"new".to_vec()));
         }
+    }
+
+    #[test]
+    fn usage_read_afresh_goes_to_the_next_cache_file_and_the_rest_is_read_from_the_old_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = dir.path().join("cache/usage.bin");
+        let (a, b) = (dir.path().join("a.jsonl"), dir.path().join("b.jsonl"));
+        fs::write(&a, b"{}\n").unwrap();
+        fs::write(&b, b"{}\n{}\n").unwrap();
+        let mut c = UsageCache::open_at(&store);
+        let blob = c.spool().unwrap().keep(b"usage of a".to_vec());
+        assert!(matches!(blob, Blob::File { .. }), "spooled, not held");
+        c.put(&a, id_of(&a), None, None, blob);
+        c.save().unwrap();
+        assert_eq!(names(store.parent().unwrap()), ["usage.bin"], "the spool became the cache");
+
+        // A run that reads nothing afresh writes nothing.
+        let c = UsageCache::open_at(&store);
+        assert!(matches!(c.get(&a, id_of(&a), None), Some((_, Blob::File { .. }))), "left in the file");
+        c.save().unwrap();
+        drop(c);
+        assert_eq!(names(store.parent().unwrap()), ["usage.bin"]);
+
+        // One read afresh, one carried over from the old file.
+        let mut c = UsageCache::open_at(&store);
+        let blob = c.spool().unwrap().keep(b"usage of b".to_vec());
+        c.put(&b, id_of(&b), None, None, blob);
+        c.save().unwrap();
+        // What the run holds is still readable after the rename.
+        assert_eq!(bytes(&c, &a, id_of(&a)), Some(b"usage of a".to_vec()));
+        let c = UsageCache::open_at(&store);
+        assert_eq!(bytes(&c, &a, id_of(&a)), Some(b"usage of a".to_vec()));
+        assert_eq!(bytes(&c, &b, id_of(&b)), Some(b"usage of b".to_vec()));
+        assert_eq!(names(store.parent().unwrap()), ["usage.bin"]);
+
+        // A run stopped before it saved left its next cache file: gone a day later.
+        let left = store.parent().unwrap().join("usage.bin.1.0.tmp");
+        fs::write(&left, b"agntnrm2").unwrap();
+        let fresh = store.parent().unwrap().join("usage.bin.2.0.tmp");
+        fs::write(&fresh, b"agntnrm2").unwrap();
+        let f = fs::File::options().write(true).open(&left).unwrap();
+        f.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(2 * 86_400)).unwrap();
+        drop(f);
+        let mut c = UsageCache::open_at(&store);
+        c.put(&b, id_of(&b), None, None, b"again".to_vec().into());
+        c.save().unwrap();
+        assert_eq!(names(store.parent().unwrap()), ["usage.bin", "usage.bin.2.0.tmp"]);
+
+        // No cache folder: the unnamed spool holds the bytes on disk too.
+        let s = Spool::unnamed().unwrap();
+        let blob = s.keep(b"usage".to_vec());
+        assert!(matches!(blob, Blob::File { .. }));
+        assert_eq!(blob.read().unwrap(), b"usage");
     }
 
     #[test]
@@ -361,10 +612,10 @@ mod tests {
         fs::create_dir(&walked).unwrap();
         let id = FileId { dev: 1, ino: 2, size: 3, mtime_ns: 4, ctime_ns: 5, wal: None };
         let mut c = UsageCache::default();
-        c.put(&walked.join("kept.jsonl"), id, None, vec![1]);
-        c.put(&walked.join("gone.jsonl"), id, None, vec![2]);
-        c.put(&dir.path().join("projects-other/x.jsonl"), id, None, vec![3]);
-        c.put(&dir.path().join("elsewhere.jsonl"), id, None, vec![4]);
+        c.put(&walked.join("kept.jsonl"), id, None, None, vec![1].into());
+        c.put(&walked.join("gone.jsonl"), id, None, None, vec![2].into());
+        c.put(&dir.path().join("projects-other/x.jsonl"), id, None, None, vec![3].into());
+        c.put(&dir.path().join("elsewhere.jsonl"), id, None, None, vec![4].into());
         c.forget_missing(std::slice::from_ref(&walked), &[walked.join("kept.jsonl")]);
         assert!(c.get(&walked.join("kept.jsonl"), id, None).is_some());
         assert!(c.get(&walked.join("gone.jsonl"), id, None).is_none());

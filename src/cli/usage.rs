@@ -4,14 +4,13 @@
 
 use std::io::{self, IsTerminal as _, Write as _};
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use agentnorm::sink::report::{Collector, InputUsage, Report};
 use agentnorm::{Dialect, Options};
 use anyhow::{Context as _, Result};
 
 use super::UsageArgs;
-use super::cache::{FileId, UsageCache};
+use super::cache::{Blob, FileId, Spool, UsageCache};
 use super::input::Input;
 use super::{exec, input, progress, stdout};
 
@@ -35,16 +34,17 @@ fn terminal_width() -> Option<usize> {
     (ok && ws.ws_col > 0).then_some(usize::from(ws.ws_col))
 }
 
-/// One input's usage as read: the bytes the cache keeps ([`InputUsage::to_bytes`], shared with
-/// the cache), decoded only when the report takes them ([`add_all`]): a report over a 2 GB
-/// home then holds one input's decoded usage at a time, not 12,000.
+/// One input's usage as read: the bytes the cache keeps ([`InputUsage::to_bytes`]), in the
+/// cache file or in the spool of what the run read ([`Spool`]), decoded only when the report
+/// takes them ([`add_all`]): a report over a 2 GB home then holds one input's usage at a time,
+/// not 12,000.
 ///
 /// [`InputUsage::to_bytes`]: agentnorm::sink::report::InputUsage::to_bytes
 pub struct Collected {
     /// The input's place among the inputs given.
     order: usize,
     span: Option<(i64, i64)>,
-    bytes: Arc<[u8]>,
+    blob: Blob,
 }
 
 /// How the inputs are read for their usage.
@@ -92,6 +92,10 @@ pub fn read_usage(
         None => true,
     };
     type Fresh = Option<FileId>;
+    // What is read afresh goes to the next cache file, else to a temporary one (made when the
+    // first input is read: a run that reads none writes none).
+    let unnamed = std::sync::OnceLock::new();
+    let spool = || known.and_then(UsageCache::spool).or_else(|| unnamed.get_or_init(|| Spool::unnamed().ok()).as_ref());
     let collected = exec::map_reading(inputs, threads, &reads, |input| -> Result<(Collected, Fresh), String> {
         let _done = counters.as_deref().map(progress::Counters::done_on_drop);
         // The identity is taken before the file is read: a file that grows meanwhile is read
@@ -101,13 +105,17 @@ pub fn read_usage(
             _ => None,
         };
         if let (Input::File(p), Some(c), Some(id)) = (input, known, id)
-            && let Some(bytes) = c.get(p, id, dialect)
-            && let Ok(span) = InputUsage::span_of_bytes(bytes)
+            && let Some((span, blob)) = c.get(p, id, dialect)
         {
-            return Ok((Collected { order: 0, span, bytes: bytes.clone() }, None));
+            return Ok((Collected { order: 0, span, blob: blob.clone() }, None));
         }
         let u = collect(input, how, counters.as_deref())?;
-        Ok((Collected { order: 0, span: u.span_ms(), bytes: u.to_bytes().into() }, id))
+        let bytes = u.to_bytes();
+        let blob = match spool() {
+            Some(s) => s.keep(bytes),
+            None => bytes.into(),
+        };
+        Ok((Collected { order: 0, span: u.span_ms(), blob }, id))
     });
     progress.finish();
     let mut read = Vec::with_capacity(collected.len());
@@ -115,7 +123,7 @@ pub fn read_usage(
         match c {
             Ok((mut c, fresh)) => {
                 if let (Some(id), Some(cache), Input::File(p)) = (fresh, cache.as_deref_mut(), input) {
-                    cache.put(p, id, dialect, c.bytes.clone());
+                    cache.put(p, id, dialect, c.span, c.blob.clone());
                 }
                 c.order = order;
                 read.push(c)
@@ -140,8 +148,9 @@ pub fn add_all(mut read: Vec<Collected>, inputs: &[Input], how: Reading, rep: &m
         s.spawn(move || {
             for c in read {
                 let source = inputs[c.order].source();
-                let decoded = InputUsage::from_bytes(&c.bytes, source);
-                drop(c.bytes);
+                // Unreadable or damaged bytes: the file is read again.
+                let decoded =
+                    c.blob.read().map_err(drop).and_then(|b| InputUsage::from_bytes(&b, source).map_err(drop));
                 if tx.send((c.order, decoded)).is_err() {
                     break;
                 }
@@ -281,7 +290,7 @@ mod tests {
         // Planted: the file's identity now, with another file's usage. Taken as it is.
         let mut cache = UsageCache::default();
         let id = FileId::of(&std::fs::metadata(&log).unwrap());
-        cache.put(&log, id, None, collected(&other));
+        cache.put(&log, id, None, None, collected(&other).into());
         let planted = totals(&inputs, Some(&mut cache));
         assert_ne!(planted, truth, "the two files must differ for this test to mean anything");
         let other_alone = totals(&[Input::File(other.clone())], None);
@@ -290,7 +299,7 @@ mod tests {
         // Damaged past its first bytes (the span reads, the rest does not): the file is read.
         let mut damaged = collected(&other);
         damaged.truncate(damaged.len() / 2);
-        cache.put(&log, id, None, damaged);
+        cache.put(&log, id, None, None, damaged.into());
         assert_eq!(totals(&inputs, Some(&mut cache)), truth);
 
         // Touched: read again, and the cache now holds what it gave.
@@ -300,6 +309,6 @@ mod tests {
         let reread = totals(&inputs, Some(&mut cache));
         assert_eq!(reread, truth);
         let id = FileId::of(&std::fs::metadata(&log).unwrap());
-        assert_eq!(cache.get(&log, id, None).map(|d| d.to_vec()), Some(collected(&log)));
+        assert_eq!(cache.get(&log, id, None).map(|(_, b)| b.read().unwrap()), Some(collected(&log)));
     }
 }
