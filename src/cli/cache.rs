@@ -184,18 +184,21 @@ impl Spool {
         Ok(Spool { path: None, file: Arc::new(tempfile::tempfile()?), end: Mutex::new(0) })
     }
 
-    /// Appends `bytes`; where they are.
-    pub fn append(&self, bytes: &[u8]) -> std::io::Result<Blob> {
+    /// Appends `bytes`; the offset they are at.
+    fn append(&self, bytes: &[u8]) -> std::io::Result<u64> {
         let mut end = self.end.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         write_at(&self.file, bytes, *end)?;
-        let blob = Blob::File { file: self.file.clone(), offset: *end, len: bytes.len() as u64 };
+        let at = *end;
         *end += bytes.len() as u64;
-        Ok(blob)
+        Ok(at)
     }
 
     /// `bytes` as a blob: appended here, or kept in memory when they cannot be written.
     pub fn keep(&self, bytes: Vec<u8>) -> Blob {
-        self.append(&bytes).unwrap_or_else(|_| bytes.into())
+        match self.append(&bytes) {
+            Ok(offset) => Blob::File { file: self.file.clone(), offset, len: bytes.len() as u64 },
+            Err(_) => bytes.into(),
+        }
     }
 
     /// Where `blob` is in this spool, when it is in it.
@@ -330,7 +333,9 @@ impl UsageCache {
             return Ok(());
         }
         let spool = self.spool().ok_or_else(|| std::io::Error::other("no cache folder to write in"))?;
-        let tmp = spool.path.clone().expect("the cache's spool is named");
+        let Some(tmp) = spool.path.clone() else {
+            return Err(std::io::Error::other("the next cache file has no name"));
+        };
         let written = (|| {
             let mut keys: Vec<&Vec<u8>> = self.entries.keys().collect();
             keys.sort();
@@ -339,16 +344,16 @@ impl UsageCache {
                 let e = &self.entries[k];
                 let (offset, len) = match spool.place_of(&e.blob) {
                     Some(place) => place,
-                    None => match spool.append(&e.blob.read()?)? {
-                        Blob::File { offset, len, .. } => (offset, len),
-                        Blob::Memory(_) => unreachable!("appended to a file"),
-                    },
+                    None => {
+                        let bytes = e.blob.read()?;
+                        (spool.append(&bytes)?, bytes.len() as u64)
+                    }
                 };
                 entries.push((k.as_slice(), e.id, e.dialect, e.span, offset, len));
             }
             let version = build();
             let index = postcard::to_stdvec(&Index { version: &version, entries }).map_err(std::io::Error::other)?;
-            let Blob::File { offset: at, .. } = spool.append(&index)? else { unreachable!("appended to a file") };
+            let at = spool.append(&index)?;
             spool.append(&at.to_le_bytes())?;
             spool.file.sync_all().ok();
             fs::rename(&tmp, file)

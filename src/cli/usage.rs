@@ -296,7 +296,7 @@ mod tests {
         let other_alone = totals(&[Input::File(other.clone())], None);
         assert_eq!(planted, other_alone, "the cached usage was used, the file was not read");
 
-        // Damaged past its first bytes (the span reads, the rest does not): the file is read.
+        // Damaged (cut in half): the file is read.
         let mut damaged = collected(&other);
         damaged.truncate(damaged.len() / 2);
         cache.put(&log, id, None, None, damaged.into());

@@ -189,12 +189,6 @@ impl InputUsage {
         wire::decode(bytes, source)
     }
 
-    /// The [`span_ms`](InputUsage::span_ms) of the input that [`InputUsage::to_bytes`] wrote,
-    /// read without decoding the rest (to put inputs in order before decoding any).
-    pub fn span_of_bytes(bytes: &[u8]) -> Result<Option<(i64, i64)>, WireError> {
-        wire::span(bytes)
-    }
-
     /// The earliest and latest times of its requests and turns (ms since the epoch).
     pub fn span_ms(&self) -> Option<(i64, i64)> {
         self.turns
@@ -640,6 +634,21 @@ enum Grain {
     For(GroupBy),
 }
 
+impl Grain {
+    /// Whether parts are kept apart by session.
+    fn keeps_session(self) -> bool {
+        match self {
+            Grain::Every => true,
+            Grain::For(by) => matches!(by, GroupBy::Session | GroupBy::Project),
+        }
+    }
+}
+
+/// The minute of `t` (ms): the bucket of a report that keeps everything.
+fn minute(t: i64) -> i64 {
+    t.div_euclid(60_000)
+}
+
 #[derive(Debug, Clone)]
 struct SessionInfo {
     id: Option<String>,
@@ -906,7 +915,7 @@ impl Report {
     fn bucket(&mut self, at_ms: Option<i64>) -> Option<i64> {
         let t = at_ms?;
         Some(match self.grain {
-            Grain::Every => t.div_euclid(60_000),
+            Grain::Every => minute(t),
             // Blocks start and end on the hour (UTC), and a block that starts after a gap starts
             // at the first request of its hour: an hour's requests are in one block.
             Grain::For(GroupBy::Block) => t.div_euclid(3_600_000),
@@ -919,7 +928,7 @@ impl Report {
                             self.day = Some((start, end));
                             start
                         }
-                        None => t.div_euclid(60_000),
+                        None => minute(t),
                     },
                 }
             }
@@ -935,7 +944,7 @@ impl Report {
         if !within(p.at_ms, self.bounds.0, self.bounds.1) {
             return;
         }
-        let keep_session = !matches!(self.grain, Grain::For(by) if !matches!(by, GroupBy::Session | GroupBy::Project));
+        let keep_session = self.grain.keeps_session();
         if !keep_session {
             p.session = usize::MAX;
         }
@@ -944,7 +953,7 @@ impl Report {
             Grain::Every => self
                 .parts
                 .last()
-                .filter(|last| last.key(true, last.at_ms.map(|t| t.div_euclid(60_000))) == key)
+                .filter(|last| last.key(true, last.at_ms.map(minute)) == key)
                 .map(|_| self.parts.len() - 1),
             Grain::For(_) => self.merged.get(&key).copied(),
         };

@@ -160,23 +160,14 @@ pub fn encode(input: &InputUsage) -> Vec<u8> {
         })
         .collect();
     let w = WInput { strings: strings.list, turns, rate_limits };
-    // The span first, so that the inputs can be put in order without decoding the rest
-    // ([`span`]). Serializing plain structs into a Vec cannot fail.
-    let out = postcard::to_extend(&input.span_ms(), Vec::new()).unwrap_or_default();
-    postcard::to_extend(&w, out).unwrap_or_default()
-}
-
-/// The earliest and latest times of the input that [`encode`] wrote
-/// ([`InputUsage::span_ms`]), read without decoding the rest.
-pub fn span(bytes: &[u8]) -> Result<Option<(i64, i64)>, WireError> {
-    Ok(postcard::take_from_bytes(bytes)?.0)
+    // Serializing plain structs into a Vec cannot fail.
+    postcard::to_stdvec(&w).unwrap_or_default()
 }
 
 /// The input that [`encode`] wrote, read from `source` (its place among the inputs is set
 /// again by the caller).
 pub fn decode(bytes: &[u8], source: Option<String>) -> Result<InputUsage, WireError> {
-    let (_span, rest): (Option<(i64, i64)>, _) = postcard::take_from_bytes(bytes)?;
-    let w: WInput = postcard::from_bytes(rest)?;
+    let w: WInput = postcard::from_bytes(bytes)?;
     let strings: Vec<Arc<str>> = w.strings.into_iter().map(Arc::from).collect();
     let name = |i: Option<u32>| -> Result<Option<Arc<str>>, WireError> {
         match i {
