@@ -40,7 +40,7 @@ mod read;
 pub mod sink;
 pub mod view;
 
-pub use event::sink::{NdjsonSink, Sink};
+pub use event::sink::{NdjsonSink, Sink, Skim};
 pub use event::{Dialect, Envelope, Event, Json, ModelUsage, Text, Usage};
 pub use normalize::parallel::{Panicked, fold_parallel, line_cut};
 pub use normalize::redact::{redact_event, redact_str};

@@ -671,15 +671,15 @@ fn costs_are_summed_exactly_and_rounded_half_up_to_the_micro_dollar() {
     assert_eq!(cost(&r[0]), Some(0.000023), "one block of all three: {r:?}");
 }
 
-/// The events a skimming sink gets from `text` (it says yes to [`agentnorm::Sink::skims`] on
-/// every line when `skims`).
-fn events_of(text: &str, skims: bool) -> Vec<agentnorm::Event> {
-    struct Skimming(Vec<agentnorm::Event>, bool);
+/// The events a skimming sink gets from `text` (it answers `skims` to
+/// [`agentnorm::Sink::skims`] on every line).
+fn events_of(text: &str, skims: agentnorm::Skim) -> Vec<agentnorm::Event> {
+    struct Skimming(Vec<agentnorm::Event>, agentnorm::Skim);
     impl agentnorm::Sink for Skimming {
         fn event(&mut self, ev: &agentnorm::Event) {
             self.0.push(ev.clone());
         }
-        fn skims(&self) -> bool {
+        fn skims(&self) -> agentnorm::Skim {
             self.1
         }
     }
@@ -705,14 +705,87 @@ fn a_usage_reading_passes_over_lines_that_carry_only_conversation_and_reads_ever
     let unknown_lines = |evs: &[agentnorm::Event]| -> Vec<u64> {
         evs.iter().filter(|e| e.type_name() == "unknown").filter_map(|e| e.env().line).collect()
     };
-    let read = events_of(&text, false);
-    let skimmed = events_of(&text, true);
+    let read = events_of(&text, agentnorm::Skim::Every);
+    let skimmed = events_of(&text, agentnorm::Skim::UsageStarted);
     assert_eq!(unknown_lines(&read), [3, 4], "{read:?}");
     assert_eq!(unknown_lines(&skimmed), [4], "the cut tool result is passed over, the spaced usage is read");
     let started = |evs: &[agentnorm::Event]| evs.iter().filter(|e| e.type_name() == "session_started").count();
     assert_eq!(started(&skimmed), 2);
     let usage = |evs: &[agentnorm::Event]| evs.iter().filter(|e| e.type_name() == "usage").count();
     assert_eq!((usage(&read), usage(&skimmed)), (1, 1));
+}
+
+#[test]
+fn a_usage_reading_passes_over_a_transcripts_prompts_only_while_no_message_is_held() {
+    use agentnorm::Skim;
+    let line = |ty: &str, n: u32, rest: &str| {
+        format!(
+            r#"{{"parentUuid":"p","isSidechain":false,"type":"{ty}","sessionId":"S","cwd":"/w","timestamp":"2026-05-01T10:00:{n:02}Z","uuid":"u{n}",{rest}}}"#
+        )
+    };
+    let prompt = |n| line("user", n, r#""message":{"role":"user","content":"go on"}"#);
+    let answer = |id: &str, n| {
+        line(
+            "assistant",
+            n,
+            &format!(
+                r#""message":{{"id":"{id}","role":"assistant","model":"claude-sonnet-4-5","content":[{{"type":"text","text":"ok"}}],"usage":{{"input_tokens":10,"output_tokens":{n}}}}}"#
+            ),
+        )
+    };
+    let orphan = |n| {
+        line(
+            "user",
+            n,
+            r#""message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"gone","content":"x"}]},"toolUseResult":{"stdout":"x"}"#,
+        )
+    };
+    let thinking = |n| line("system", n, r#""subtype":"thinking","content":"hmm""#);
+    let text = [
+        prompt(0),
+        answer("m1", 1),
+        // Ends m1, held: read, so the later line of m1 is a replay, not more of m1.
+        prompt(2),
+        answer("m1", 9),
+        // Nothing held now: passed over at either level.
+        prompt(3),
+        line("system", 4, r#""subtype":"turn_duration","durationMs":5"#),
+        // A tool result whose call was not seen is a tool call of its own, and a `thinking`
+        // system line is reasoning: either may be a request's first line.
+        orphan(5),
+        thinking(6),
+        answer("m2", 7),
+    ]
+    .join("\n")
+        + "\n";
+    let lines_of = |evs: &[agentnorm::Event], ty: &str| -> Vec<u64> {
+        evs.iter().filter(|e| e.type_name() == ty).filter_map(|e| e.env().line).collect()
+    };
+    let read = events_of(&text, Skim::Every);
+    let waiting = events_of(&text, Skim::Usage);
+    let seen = events_of(&text, Skim::UsageStarted);
+    assert_eq!(lines_of(&read, "user_message"), [1, 3, 5], "{read:?}");
+    assert!(lines_of(&read, "heartbeat").contains(&6), "{read:?}");
+    for evs in [&waiting, &seen] {
+        // Line 3 ended m1; lines 5 and 6 were passed over.
+        assert_eq!(lines_of(evs, "user_message"), [1, 3], "{evs:?}");
+        assert!(!lines_of(evs, "heartbeat").contains(&6), "{evs:?}");
+    }
+    let usage = |evs: &[agentnorm::Event]| -> Vec<(u64, u64)> {
+        evs.iter()
+            .filter_map(|e| match e {
+                agentnorm::Event::Usage { env, usage, .. } => Some((env.line.unwrap(), usage.output.unwrap())),
+                _ => None,
+            })
+            .collect()
+    };
+    assert_eq!(usage(&read), [(2, 1), (9, 7)], "{read:?}");
+    assert_eq!(usage(&waiting), usage(&read));
+    assert_eq!(usage(&seen), usage(&read));
+    // Waiting for a request's first line, the orphan result and the thinking line are read.
+    assert_eq!(lines_of(&waiting, "tool_started"), [7], "{waiting:?}");
+    assert_eq!(lines_of(&waiting, "reasoning"), [8], "{waiting:?}");
+    assert_eq!(lines_of(&seen, "tool_started"), Vec::<u64>::new(), "{seen:?}");
 }
 
 #[test]

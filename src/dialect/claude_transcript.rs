@@ -108,17 +108,22 @@ impl Adapter for Transcript {
         map(f, m)
     }
 
-    /// Every `usage` is on an assistant line, a session starts at the first line of its id, and
-    /// a prompt, a `summary` or a `system` line ends the message whose usage is held (a later
-    /// line of the same message id is a replay). So only two kinds of line of a session already
-    /// started are passed over: a user line of tool results and no text block, and the
-    /// bookkeeping lines that end nothing (snapshots, progress, attachments, queue operations).
-    fn passes_over(st: &mut State, line: &[u8]) -> bool {
+    /// Every `usage` is on an assistant line, a session starts at the first line of its id, a
+    /// request's first line is its first assistant line (which carries its usage), and a prompt,
+    /// a `summary` or a `system` line ends the message whose usage is held (a later line of the
+    /// same message id is a replay). So of a session already started, these lines are passed
+    /// over: the bookkeeping lines that end nothing (snapshots, progress, attachments, queue
+    /// operations, …); while no message is held, the lines that would end one (prompts, a
+    /// `summary`, a `system` line other than a `thinking` one) when they hold no tool result
+    /// (one whose call was not seen is a tool call of its own); and, once the current request's
+    /// first line was seen, a user line of tool results and no text block.
+    fn passes_over(st: &mut State, line: &[u8], skim: crate::Skim) -> bool {
         static USAGE: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(br#""usage""#));
         static RESULT: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(br#""toolUseResult""#));
         static TOOL_RESULT: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(br#""type":"tool_result""#));
         static TEXT: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(br#""type":"text""#));
         static SESSION: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(br#""sessionId":""#));
+        static SUBTYPE: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(br#""subtype":""#));
         if !line.starts_with(b"{") {
             return false;
         }
@@ -134,14 +139,23 @@ impl Adapter for Transcript {
             // Without a plain id it may start a session (or be of no transcript at all).
             None => SESSION.find(line).is_none(),
         };
-        let passed = match super::raw_type(line) {
+        if !started {
+            return false;
+        }
+        let seen = skim == crate::Skim::UsageStarted;
+        // Nothing is held, so a line that would end a message ends nothing.
+        let ends_nothing = || st.growing.is_none() && TOOL_RESULT.find(line).is_none();
+        let passed = match super::raw_top_type(line) {
             Some(b"user") => {
-                RESULT.find(line).is_some() && TOOL_RESULT.find(line).is_some() && TEXT.find(line).is_none()
+                (seen && RESULT.find(line).is_some() && TOOL_RESULT.find(line).is_some() && TEXT.find(line).is_none())
+                    || ends_nothing()
             }
+            Some(b"summary") => ends_nothing(),
+            Some(b"system") => super::raw_string(line, &SUBTYPE).is_some_and(|s| s != b"thinking") && ends_nothing(),
             Some(ty) => ENDS_NOTHING.contains(&ty),
             None => false,
         };
-        started && passed && USAGE.find(line).is_none()
+        passed && USAGE.find(line).is_none()
     }
 
     fn fold(st: &mut State, piece: TranscriptPiece, cx: &mut dyn Cx) {
@@ -222,9 +236,25 @@ pub(crate) struct State {
     started: Vec<Box<[u8]>>,
 }
 
-/// The bookkeeping lines a usage-only reading passes over: heartbeats that end no message.
-const ENDS_NOTHING: &[&[u8]] =
-    &[b"file-history-snapshot", b"progress", b"attachment", b"queue-operation", b"last-prompt", b"file-history-delta"];
+/// The bookkeeping lines a usage-only reading passes over: heartbeats that end no message (of
+/// [`BOOKKEEPING`], all but `summary` and the [`PLAIN_WORDS`], plus progress and attachments).
+const ENDS_NOTHING: &[&[u8]] = &[
+    b"file-history-snapshot",
+    b"progress",
+    b"attachment",
+    b"queue-operation",
+    b"last-prompt",
+    b"permission-mode",
+    b"ai-title",
+    b"custom-title",
+    b"agent-name",
+    b"pr-link",
+    b"atis-latch",
+    b"bridge-session",
+    b"cost-state",
+    b"file-history-delta",
+    b"teleported-from",
+];
 
 /// A usage-only reading of a transcript holding more sessions than this reads every line after.
 const MAX_SKIM_SESSIONS: usize = 64;

@@ -143,9 +143,10 @@ impl Adapter for Rollout {
     /// bytes and carry no usage. Every line of a forked rollout's copied history is read (its
     /// times decide where the copy ends), and so is every tool call (a call passed over would
     /// make its output's completion look like a call of its own).
-    fn passes_over(st: &mut State, line: &[u8]) -> bool {
+    /// A request's first line may be any of them: they are passed over only once it was seen.
+    fn passes_over(st: &mut State, line: &[u8], skim: crate::Skim) -> bool {
         static PAYLOAD_TYPE: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(br#""payload":{"type":""#));
-        if st.copy.is_some() || !line.starts_with(b"{") {
+        if skim != crate::Skim::UsageStarted || st.copy.is_some() || !line.starts_with(b"{") {
             return false;
         }
         let kind = || super::raw_string(line, &PAYLOAD_TYPE);

@@ -186,10 +186,11 @@ pub(crate) trait Adapter {
     /// being decoded. Only a line of this dialect's own shape, known from its bytes to write no
     /// `usage`, `session_started`, model, `rate_limit`, turn start or end, `diagnostic` or
     /// `unknown` (only text, reasoning, tool, compaction and heartbeat events) may be, and only
-    /// where passing it over changes nothing this state decides for later lines. The default
-    /// decodes every line.
-    fn passes_over(state: &mut Self::State, line: &[u8]) -> bool {
-        let _ = (state, line);
+    /// where passing it over changes nothing this state decides for later lines; and only
+    /// what `skim` allows (at [`Skim::Usage`](crate::Skim::Usage), no line that may be a
+    /// request's first). The default decodes every line.
+    fn passes_over(state: &mut Self::State, line: &[u8], skim: crate::Skim) -> bool {
+        let _ = (state, line, skim);
         false
     }
 }
@@ -210,6 +211,18 @@ pub(crate) fn raw_type(line: &[u8]) -> Option<&[u8]> {
     static TYPE: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
         std::sync::LazyLock::new(|| memchr::memmem::Finder::new(br#""type":""#));
     raw_string(line, &TYPE)
+}
+
+/// [`raw_type`] where it is the line's own: no object opens before it (its CLI writes `type`
+/// before any nested object, and this line shows it). `None` otherwise.
+pub(crate) fn raw_top_type(line: &[u8]) -> Option<&[u8]> {
+    static TYPE: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(br#""type":""#));
+    let at = TYPE.find(line)?;
+    if memchr::memchr(b'{', line.get(1..at)?).is_some() {
+        return None;
+    }
+    raw_string(&line[at..], &TYPE)
 }
 
 /// A message's content array of at least this many blocks is mapped block by block when the

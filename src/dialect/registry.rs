@@ -152,9 +152,9 @@ macro_rules! define_registry {
 
             /// Whether dialect `d` passes over `line` when reading for usage only
             /// ([`Adapter::passes_over`]).
-            pub(crate) fn passes_over(&mut self, d: Dialect, line: &[u8]) -> bool {
+            pub(crate) fn passes_over(&mut self, d: Dialect, line: &[u8], skim: crate::Skim) -> bool {
                 match d {
-                    $(Dialect::$variant => <super::$module::$adapter as Adapter>::passes_over(&mut self.$variant, line),)*
+                    $(Dialect::$variant => <super::$module::$adapter as Adapter>::passes_over(&mut self.$variant, line, skim),)*
                 }
             }
 

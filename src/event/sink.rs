@@ -37,14 +37,28 @@ pub trait Sink {
     fn finish(&mut self) {}
 
     /// Whether the normalizer may pass over the next line without decoding it where the
-    /// line's dialect knows it carries only conversation: text, reasoning, tools, compaction,
-    /// heartbeats — no usage, session, model, rate limit, turn start or end, diagnostic or
-    /// unknown frame (`Adapter::passes_over`). Such a line then writes no event at all. A sink
-    /// that counts usage (the report's collector) says yes between the events it needs; the
-    /// default, no, gives every event.
-    fn skims(&self) -> bool {
-        false
+    /// line's dialect knows it writes nothing the sink needs ([`Skim`], `Adapter::passes_over`).
+    /// Such a line then writes no event at all. A sink that counts usage (the report's
+    /// collector) says how much it needs between the events it needs; the default,
+    /// [`Skim::Every`], gives every event.
+    fn skims(&self) -> Skim {
+        Skim::Every
     }
+}
+
+/// What a sink needs of the next line ([`Sink::skims`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Skim {
+    /// Every event of every line (the default).
+    #[default]
+    Every,
+    /// Usage only, the current request's first line not yet seen: a line may be passed over
+    /// where its dialect knows it writes no `usage`, `session_started`, model, `rate_limit`,
+    /// turn start or end, and can be no request's first line (no text, reasoning or tool call).
+    Usage,
+    /// Usage only, the current request's first line seen: a line that carries only
+    /// conversation (text, reasoning, tools, compaction, heartbeats) may be passed over too.
+    UsageStarted,
 }
 
 impl<F: FnMut(&Event)> Sink for F {

@@ -366,9 +366,9 @@ impl Fold {
     /// Passes over line `line_no` (a usage-only reading, [`crate::Sink::skims`]) when the
     /// stream's dialect says it may ([`dialect::Adapter::passes_over`]): the line is counted and
     /// writes nothing. Never while a survey is recorded (it counts every frame).
-    pub(crate) fn pass_over(&mut self, line_no: u64, line: &[u8]) -> bool {
+    pub(crate) fn pass_over(&mut self, line_no: u64, line: &[u8], skim: crate::Skim) -> bool {
         let passed = self.core.survey.is_none()
-            && self.core.detector.current().is_some_and(|d| self.states.passes_over(d, line));
+            && self.core.detector.current().is_some_and(|d| self.states.passes_over(d, line, skim));
         if passed {
             self.core.last_content = line_no;
             self.core.lines = line_no;

@@ -492,7 +492,8 @@ impl Normalizer {
             self.doc = Some(Document { first: self.line_no, bytes: line.to_vec(), ends: vec![1] });
             return;
         }
-        if sink.skims() && self.fold.pass_over(self.line_no, line) {
+        let skim = sink.skims();
+        if skim != crate::Skim::Every && self.fold.pass_over(self.line_no, line, skim) {
             return;
         }
         let decoded = match self.take_pre(line) {

@@ -58,7 +58,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::dialect::usage::{self, add};
-use crate::event::sink::Sink;
+use crate::event::sink::{Sink, Skim};
 use crate::event::{Dialect, Event, ModelUsage, Usage, UsageScope};
 use crate::sink::prices;
 
@@ -511,8 +511,12 @@ impl Sink for Collector {
         }
     }
 
-    fn skims(&self) -> bool {
-        self.first_seen && !self.every_line
+    fn skims(&self) -> Skim {
+        match (self.every_line, self.first_seen) {
+            (true, _) => Skim::Every,
+            (false, false) => Skim::Usage,
+            (false, true) => Skim::UsageStarted,
+        }
     }
 }
 
