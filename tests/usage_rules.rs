@@ -789,6 +789,42 @@ fn a_usage_reading_passes_over_a_transcripts_prompts_only_while_no_message_is_he
 }
 
 #[test]
+fn a_usage_reading_passes_over_a_rollouts_prompts_at_any_time_and_its_text_once_a_request_started() {
+    use agentnorm::Skim;
+    let ev = |s: u32, body: &str| {
+        format!(r#"{{"timestamp":"2026-05-01T10:00:{s:02}.000Z","type":"event_msg","payload":{body}}}"#)
+    };
+    let item = |s: u32, body: &str| {
+        format!(r#"{{"timestamp":"2026-05-01T10:00:{s:02}.000Z","type":"response_item","payload":{body}}}"#)
+    };
+    let lines = [
+        r#"{"timestamp":"2026-05-01T10:00:00.000Z","type":"session_meta","payload":{"id":"r1","timestamp":"2026-05-01T10:00:00.000Z","cwd":"/w","originator":"codex_cli_rs","cli_version":"0.58.0","source":"cli"}}"#.to_owned(),
+        ev(1, r#"{"type":"user_message","message":"go"}"#),
+        item(2, r#"{"type":"message","role":"user","content":[{"type":"input_text","text":"go"}]}"#),
+        ev(3, r#"{"type":"agent_message","message":"on it"}"#),
+        item(4, r#"{"type":"function_call_output","call_id":"gone","output":"x"}"#),
+    ];
+    let text = lines.join("\n") + "\n";
+    let lines_of = |evs: &[agentnorm::Event], ty: &str| -> Vec<u64> {
+        evs.iter().filter(|e| e.type_name() == ty).filter_map(|e| e.env().line).collect()
+    };
+    let read = events_of(&text, Skim::Every);
+    assert_eq!(lines_of(&read, "user_message"), [2], "{read:?}");
+    for skim in [Skim::Usage, Skim::UsageStarted] {
+        let evs = events_of(&text, skim);
+        assert_eq!(lines_of(&evs, "user_message"), Vec::<u64>::new(), "{skim:?}: {evs:?}");
+        assert!(!lines_of(&evs, "heartbeat").contains(&3), "{skim:?}: {evs:?}");
+    }
+    // Waiting for a request's first line, text and a tool output (of a call not seen: a call of
+    // its own) are read.
+    let waiting = events_of(&text, Skim::Usage);
+    assert_eq!(lines_of(&waiting, "output_delta"), [4], "{waiting:?}");
+    assert_eq!(lines_of(&waiting, "tool_started"), [5], "{waiting:?}");
+    let seen = events_of(&text, Skim::UsageStarted);
+    assert_eq!((lines_of(&seen, "output_delta"), lines_of(&seen, "tool_started")), (vec![], vec![]), "{seen:?}");
+}
+
+#[test]
 fn a_usage_reading_still_dates_a_codex_request_by_its_first_line() {
     let d = tempfile::tempdir().unwrap();
     let tc = token_count;

@@ -143,17 +143,23 @@ impl Adapter for Rollout {
     /// bytes and carry no usage. Every line of a forked rollout's copied history is read (its
     /// times decide where the copy ends), and so is every tool call (a call passed over would
     /// make its output's completion look like a call of its own).
-    /// A request's first line may be any of them: they are passed over only once it was seen.
+    /// Text, reasoning and tool outputs may be a request's first line (an output whose call
+    /// was not seen is a call of its own): they are passed over only once it was seen; the
+    /// heartbeats and the user's messages at any time.
     fn passes_over(st: &mut State, line: &[u8], skim: crate::Skim) -> bool {
         static PAYLOAD_TYPE: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(br#""payload":{"type":""#));
-        if skim != crate::Skim::UsageStarted || st.copy.is_some() || !line.starts_with(b"{") {
+        if st.copy.is_some() || !line.starts_with(b"{") {
             return false;
         }
+        let seen = skim == crate::Skim::UsageStarted;
         let kind = || super::raw_string(line, &PAYLOAD_TYPE);
+        let passed = |k: &[u8], always: &[&[u8]], once_seen: &[&[u8]]| {
+            always.contains(&k) || seen && once_seen.contains(&k)
+        };
         match super::raw_type(line) {
             Some(b"compacted") => true,
-            Some(b"response_item") => kind().is_some_and(|k| PASSED_ITEMS.contains(&k)),
-            Some(b"event_msg") => kind().is_some_and(|k| PASSED_EVENTS.contains(&k)),
+            Some(b"response_item") => kind().is_some_and(|k| passed(k, PASSED_ITEMS, FIRST_ITEMS)),
+            Some(b"event_msg") => kind().is_some_and(|k| passed(k, PASSED_EVENTS, FIRST_EVENTS)),
             _ => false,
         }
     }
@@ -179,27 +185,29 @@ impl Adapter for Rollout {
     }
 }
 
-/// The `response_item` types a usage-only reading passes over ([`Adapter::passes_over`]):
-/// heartbeats and tool outputs.
+/// The `response_item` types a usage-only reading passes over at any time
+/// ([`Adapter::passes_over`]): heartbeats (the copies of text and reasoning among them).
 const PASSED_ITEMS: &[&[u8]] = &[
     b"message",
     b"reasoning",
-    b"function_call_output",
-    b"custom_tool_call_output",
     b"ghost_snapshot",
     b"compaction",
     b"compaction_summary",
     b"context_compaction",
 ];
 
-/// The `event_msg` types a usage-only reading passes over: text, reasoning, turn items and the
-/// copies of tool activity, each written as a text, reasoning or heartbeat event.
+/// The `response_item` types a usage-only reading passes over once the current request's first
+/// line was seen: tool outputs.
+const FIRST_ITEMS: &[&[u8]] = &[b"function_call_output", b"custom_tool_call_output"];
+
+/// The `event_msg` types a usage-only reading passes over once the current request's first line
+/// was seen: text, reasoning and turn items.
+const FIRST_EVENTS: &[&[u8]] = &[b"agent_message", b"agent_reasoning", b"agent_reasoning_raw_content", b"item_completed"];
+
+/// The `event_msg` types a usage-only reading passes over at any time: the user's messages and
+/// the copies of tool activity, each written as a user message or a heartbeat.
 const PASSED_EVENTS: &[&[u8]] = &[
     b"user_message",
-    b"agent_message",
-    b"agent_reasoning",
-    b"agent_reasoning_raw_content",
-    b"item_completed",
     b"item_started",
     b"context_compacted",
     b"exec_command_begin",
