@@ -144,15 +144,15 @@ impl Adapter for Transcript {
         }
         let seen = skim == crate::Skim::UsageStarted;
         // Nothing is held, so a line that would end a message ends nothing.
-        let ends_nothing = || st.growing.is_none() && TOOL_RESULT.find(line).is_none();
+        let nothing_held = || st.growing.is_none() && TOOL_RESULT.find(line).is_none();
         let passed = match super::raw_top_type(line) {
             Some(b"user") => {
                 (seen && RESULT.find(line).is_some() && TOOL_RESULT.find(line).is_some() && TEXT.find(line).is_none())
-                    || ends_nothing()
+                    || nothing_held()
             }
-            Some(b"summary") => ends_nothing(),
-            Some(b"system") => super::raw_string(line, &SUBTYPE).is_some_and(|s| s != b"thinking") && ends_nothing(),
-            Some(ty) => ENDS_NOTHING.contains(&ty),
+            Some(b"summary") => nothing_held(),
+            Some(b"system") => super::raw_string(line, &SUBTYPE).is_some_and(|s| s != b"thinking") && nothing_held(),
+            Some(ty) => ends_nothing(ty),
             None => false,
         };
         passed && USAGE.find(line).is_none()
@@ -236,25 +236,15 @@ pub(crate) struct State {
     started: Vec<Box<[u8]>>,
 }
 
-/// The bookkeeping lines a usage-only reading passes over: heartbeats that end no message (of
-/// [`BOOKKEEPING`], all but `summary` and the [`PLAIN_WORDS`], plus progress and attachments).
-const ENDS_NOTHING: &[&[u8]] = &[
-    b"file-history-snapshot",
-    b"progress",
-    b"attachment",
-    b"queue-operation",
-    b"last-prompt",
-    b"permission-mode",
-    b"ai-title",
-    b"custom-title",
-    b"agent-name",
-    b"pr-link",
-    b"atis-latch",
-    b"bridge-session",
-    b"cost-state",
-    b"file-history-delta",
-    b"teleported-from",
-];
+/// Whether a line of type `ty` is a heartbeat that ends no message, which a usage-only reading
+/// passes over: progress, attachments, and every [`BOOKKEEPING`] type but `summary` (it ends the
+/// message held) and the [`PLAIN_WORDS`] (a transcript's only with its `sessionId`).
+fn ends_nothing(ty: &[u8]) -> bool {
+    matches!(ty, b"progress" | b"attachment")
+        || ty != b"summary"
+            && BOOKKEEPING.iter().any(|b| b.as_bytes() == ty)
+            && !PLAIN_WORDS.iter().any(|w| w.as_bytes() == ty)
+}
 
 /// A usage-only reading of a transcript holding more sessions than this reads every line after.
 const MAX_SKIM_SESSIONS: usize = 64;

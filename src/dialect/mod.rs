@@ -208,21 +208,21 @@ pub(crate) fn raw_string<'a>(line: &'a [u8], key: &memchr::memmem::Finder<'_>) -
 /// The first `"type":"…"` value of `line` ([`raw_string`]): a compact line's own `type` where
 /// its CLI writes that key before any nested object.
 pub(crate) fn raw_type(line: &[u8]) -> Option<&[u8]> {
-    static TYPE: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
-        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(br#""type":""#));
-    raw_string(line, &TYPE)
+    raw_string(line, &RAW_TYPE)
 }
+
+/// `"type":"`, what [`raw_type`] and [`raw_top_type`] look for.
+static RAW_TYPE: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+    std::sync::LazyLock::new(|| memchr::memmem::Finder::new(br#""type":""#));
 
 /// [`raw_type`] where it is the line's own: no object opens before it (its CLI writes `type`
 /// before any nested object, and this line shows it). `None` otherwise.
 pub(crate) fn raw_top_type(line: &[u8]) -> Option<&[u8]> {
-    static TYPE: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
-        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(br#""type":""#));
-    let at = TYPE.find(line)?;
+    let at = RAW_TYPE.find(line)?;
     if memchr::memchr(b'{', line.get(1..at)?).is_some() {
         return None;
     }
-    raw_string(&line[at..], &TYPE)
+    raw_string(&line[at..], &RAW_TYPE)
 }
 
 /// A message's content array of at least this many blocks is mapped block by block when the
