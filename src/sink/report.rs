@@ -110,9 +110,8 @@ struct Turn {
 
 /// A 64-bit hash of `v`, the same in every run (the dedupe keeps these, not the ids).
 fn h64(v: impl Hash) -> u64 {
-    let mut h = std::hash::DefaultHasher::new();
-    v.hash(&mut h);
-    h.finish()
+    use std::hash::BuildHasher as _;
+    foldhash::quality::FixedState::with_seed(0).hash_one(v)
 }
 
 /// The hasher of a set of [`h64`] hashes: they are spread already, so each is its own hash
@@ -294,13 +293,13 @@ pub struct Collector {
     /// the one the last event was of (almost every event is of the same session as the one
     /// before, and comparing its id is cheaper than hashing it).
     sessions: Vec<SessionState>,
-    session_index: HashMap<Option<String>, usize>,
+    session_index: foldhash::HashMap<Option<String>, usize>,
     last: usize,
     turns: Vec<Turn>,
     /// The latest reading of each window ([`keep_latest`]).
     rate_limits: Vec<RateReading>,
     /// The model names and working folders seen, each held once.
-    names: HashSet<Arc<str>>,
+    names: foldhash::HashSet<Arc<str>>,
     /// A request's first line (text, reasoning or a tool call) was seen since the last usage:
     /// until the next usage, the lines that carry only conversation are not needed ([`Sink::skims`]).
     first_seen: bool,
@@ -874,12 +873,12 @@ pub struct Report {
     /// is the session's own, and the message id, or the time and figures).
     counted: HashSet<u64, std::hash::BuildHasherDefault<Prehashed>>,
     sessions: Vec<SessionInfo>,
-    session_index: HashMap<String, usize>,
+    session_index: foldhash::HashMap<String, usize>,
     parts: Vec<Part>,
     /// What the parts keep ([`Report::for_rows`]).
     grain: Grain,
     /// Where each key's part is in `parts` (with a grain other than [`Grain::Every`]).
-    merged: HashMap<PartKey, usize>,
+    merged: foldhash::HashMap<PartKey, usize>,
     /// The zone of the days parts are kept by ([`Report::for_rows`]), and the last day's bounds
     /// in it (ms).
     zone: Option<jiff::tz::TimeZone>,
