@@ -196,6 +196,15 @@ impl Adapter for Transcript {
         flush_growing(st, cx);
     }
 
+    /// At rest while no message's usage is held (after a prompt, a `summary` or a `system`
+    /// line, until the next assistant line): every message before was written, and the lines
+    /// after start from nothing but their own envelope, which every line repeats. What a fresh
+    /// reading does not know, the messages written before (a later line of one is a replay), a
+    /// report knows by their ids.
+    fn at_rest(st: &State) -> bool {
+        st.growing.is_none()
+    }
+
     const DEFERS: bool = true;
 
     fn map_block(b: Val<'_>, of: &Blocks, m: &mut Mapped) {

@@ -193,6 +193,17 @@ pub(crate) trait Adapter {
         let _ = (state, line, skim);
         false
     }
+
+    /// Whether this state, between two lines, holds nothing the rest of a saved log depends on
+    /// for its usage: a reading started afresh at the next line (a new normalizer) gives the
+    /// same `usage` events, the same `session_started` of each session aside (a fresh reading
+    /// writes it again) and the same message ids, which a report counts once wherever they come
+    /// from. `agentnorm usage` reads a large log in pieces cut at such lines, so that a log
+    /// that grew is read again from its last piece only. The default: never.
+    fn at_rest(state: &Self::State) -> bool {
+        let _ = state;
+        false
+    }
 }
 
 /// The first string value written exactly as `key` (`"name":"`, as a CLI writing compact JSON

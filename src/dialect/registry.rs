@@ -158,6 +158,13 @@ macro_rules! define_registry {
                 }
             }
 
+            /// Whether dialect `d`'s state is at rest between two lines ([`Adapter::at_rest`]).
+            pub(crate) fn at_rest(&self, d: Dialect) -> bool {
+                match d {
+                    $(Dialect::$variant => <super::$module::$adapter as Adapter>::at_rest(&self.$variant),)*
+                }
+            }
+
             /// A turn ended.
             pub(crate) fn turn_ended(&mut self) {
                 $(<super::$module::$adapter as Adapter>::turn_ended(&mut self.$variant);)*

@@ -376,6 +376,15 @@ impl Fold {
         passed
     }
 
+    /// Whether nothing is held between two lines that the rest of a saved log depends on for
+    /// its usage ([`dialect::Adapter::at_rest`] of the stream's dialect, no event of an earlier
+    /// line waiting).
+    pub(crate) fn at_rest(&self) -> bool {
+        self.core.deferred.is_empty()
+            && self.core.survey.is_none()
+            && self.core.detector.current().is_some_and(|d| self.states.at_rest(d))
+    }
+
     /// Writes `run_started`.
     pub fn start(&mut self, sink: &mut dyn Sink) {
         let ev = Event::RunStarted {

@@ -454,6 +454,21 @@ impl Normalizer {
         self.carry.clear();
     }
 
+    /// Whether a saved log read so far (up to a line's end) may be read on by a new normalizer
+    /// from the next line with the same usage: no part of a line or document is held, and the
+    /// stream's dialect holds nothing later lines depend on for their usage (a Claude Code
+    /// transcript between a prompt and the next assistant line). A fresh reading writes a
+    /// session's `session_started` again, and may write again a message it replays (a report
+    /// counts each message id once). `agentnorm usage` cuts large logs into pieces there, so
+    /// that a log that grew is read from its last piece.
+    pub fn at_rest(&self) -> bool {
+        self.carry.is_empty()
+            && self.overlong.is_none()
+            && self.doc.is_none()
+            && self.pre.is_none()
+            && self.fold.at_rest()
+    }
+
     /// Normalizes one line (without its `\n`), exactly as feeding the line and a `\n` would: bytes
     /// fed before without a newline are the start of this line, and a `\n` inside it ends a line
     /// there, so mixing `line` and [`feed`](Normalizer::feed) never reorders events.
