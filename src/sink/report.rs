@@ -166,13 +166,31 @@ pub struct InputUsage {
     turns: Vec<Turn>,
     /// The latest reading of each window ([`keep_latest`]).
     rate_limits: Vec<RateReading>,
+    /// The first times still waiting for the request they date at the end of the input, by
+    /// session (main thread, subagents): what a reading of the rest of the same log on its own
+    /// starts from ([`Collector::waiting_from`]).
+    waiting: Vec<Waiting>,
 }
+
+/// A session's first times waiting for their requests ([`SessionState::pending_first_at`]).
+type Waiting = (Option<Arc<str>>, [Option<String>; 2]);
 
 impl InputUsage {
     /// Sets the input's place in the order the inputs were given: a session's `source` is the
     /// first of its files in that order, whatever order they are counted in.
     pub fn set_order(&mut self, order: usize) {
         self.order = order;
+    }
+
+    /// `later`, what the rest of the same input gave when read on its own (a log read in
+    /// pieces), appended: its turns after these, its rate-limit readings kept where later.
+    pub fn append(&mut self, later: InputUsage) {
+        self.turns.extend(later.turns);
+        for r in later.rate_limits {
+            keep_latest(&mut self.rate_limits, r);
+        }
+        // `later` was read from what this left waiting ([`Collector::waiting_from`]).
+        self.waiting = later.waiting;
     }
 
     /// The input as bytes, for a cache of inputs already read (`agentnorm usage` keeps one per
@@ -323,6 +341,18 @@ impl Collector {
         self
     }
 
+    /// Starts from what `before`, the usage of the same log up to where this collector starts
+    /// reading (a log read in pieces, cut where [`crate::Normalizer::at_rest`]), left waiting:
+    /// the time of a text, reasoning or tool call that dates its session's next request.
+    #[must_use]
+    pub fn waiting_from(mut self, before: &InputUsage) -> Collector {
+        for (id, first) in &before.waiting {
+            let si = self.slot(&id.as_deref().map(str::to_owned));
+            self.sessions[si].pending_first_at.clone_from(first);
+        }
+        self
+    }
+
     /// The collected turns (a turn left open at the end of input is kept as it is).
     pub fn finish(mut self) -> InputUsage {
         // A turn whose usage came before any model was named (a Codex `token_count` before the
@@ -338,7 +368,13 @@ impl Collector {
                 None => turn.model.clone_from(known),
             }
         }
-        InputUsage { source: self.source, order: 0, turns: self.turns, rate_limits: self.rate_limits }
+        let waiting = self
+            .sessions
+            .iter()
+            .filter(|st| st.pending_first_at.iter().any(Option::is_some))
+            .map(|st| (st.id.clone(), st.pending_first_at.clone()))
+            .collect();
+        InputUsage { source: self.source, order: 0, turns: self.turns, rate_limits: self.rate_limits, waiting }
     }
 
     /// `name`, held once per input.
@@ -977,18 +1013,23 @@ impl Report {
             keep_latest(&mut self.rate_limits, r);
         }
         let mut anonymous: HashMap<Option<Dialect>, usize> = HashMap::new();
+        let mut here = foldhash::HashSet::default();
         for turn in input.turns {
-            let session = self.session(&turn, &input.source, input.order, &mut anonymous);
+            let session = self.session(&turn, &input.source, input.order, &mut anonymous, &mut here);
             self.add_turn(turn, session);
         }
     }
 
+    /// The session of `turn`, made on first sight. A session's project is the working folder
+    /// its first turn in each input names, the latest input's winning (one input's turns name
+    /// the folder its session started in, however many pieces it was read in).
     fn session(
         &mut self,
         turn: &Turn,
         source: &Option<String>,
         order: usize,
         anonymous: &mut HashMap<Option<Dialect>, usize>,
+        here: &mut foldhash::HashSet<usize>,
     ) -> usize {
         let slot = match &turn.session {
             Some(id) => self.session_index.get(&**id).copied(),
@@ -1003,6 +1044,7 @@ impl Report {
                 self.sessions[i].source.clone_from(source);
             }
             if let Some(cwd) = &turn.cwd
+                && here.insert(i)
                 && self.sessions[i].project.as_deref() != Some(&**cwd)
             {
                 // A working folder named later beats the file's folder.
@@ -1010,6 +1052,7 @@ impl Report {
             }
             return i;
         }
+        here.insert(self.sessions.len());
         let project = turn.cwd.as_deref().map(str::to_owned).or_else(|| {
             source.as_deref().and_then(|s| std::path::Path::new(s).parent()).map(|p| p.display().to_string())
         });

@@ -94,6 +94,7 @@ struct WInput {
     strings: Vec<String>,
     turns: Vec<WTurn>,
     rate_limits: Vec<WRate>,
+    waiting: Vec<(Option<u32>, [Option<String>; 2])>,
 }
 
 /// Gives each distinct string an index, in first-seen order.
@@ -159,7 +160,8 @@ pub fn encode(input: &InputUsage) -> Vec<u8> {
             at: r.at.clone(),
         })
         .collect();
-    let w = WInput { strings: strings.list, turns, rate_limits };
+    let waiting = input.waiting.iter().map(|(id, first)| (strings.of(id), first.clone())).collect();
+    let w = WInput { strings: strings.list, turns, rate_limits, waiting };
     // Serializing plain structs into a Vec cannot fail.
     postcard::to_stdvec(&w).unwrap_or_default()
 }
@@ -218,5 +220,6 @@ pub fn decode(bytes: &[u8], source: Option<String>) -> Result<InputUsage, WireEr
             at: r.at,
         })
         .collect();
-    Ok(InputUsage { source, order: 0, turns, rate_limits })
+    let waiting = w.waiting.into_iter().map(|(id, first)| Ok((name(id)?, first))).collect::<Result<_, WireError>>()?;
+    Ok(InputUsage { source, order: 0, turns, rate_limits, waiting })
 }
