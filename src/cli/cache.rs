@@ -32,7 +32,7 @@ use agentnorm::Dialect;
 use serde::{Deserialize, Serialize};
 
 /// What the file starts with: the format's name, its layout, and the version that wrote it.
-const MAGIC: &[u8; 8] = b"agntnrm2";
+const MAGIC: &[u8; 8] = b"agntnrm3";
 
 /// The build that writes and reads the cache: the version and the hash of the sources.
 fn build() -> String {
@@ -220,11 +220,40 @@ struct Entry {
     dialect: Option<Dialect>,
     span: Option<(i64, i64)>,
     blob: Blob,
+    resume: Option<Resume>,
+}
+
+/// Where a log read in pieces can be read on from when it grows: the start of its last piece,
+/// a hash of the bytes before it ([`check_before`]), and the usage of the pieces before it.
+#[derive(Debug, Clone)]
+pub struct Resume {
+    /// The byte its last piece starts at (a line's start).
+    pub at: u64,
+    /// [`check_before`] of the file at `at` when it was read.
+    pub check: u64,
+    /// The usage of the file's bytes before `at` ([`InputUsage::to_bytes`]).
+    ///
+    /// [`InputUsage::to_bytes`]: agentnorm::sink::report::InputUsage::to_bytes
+    pub settled: Blob,
+}
+
+/// How many bytes before a resume point [`check_before`] reads.
+const CHECKED_BYTES: u64 = 64 << 10;
+
+/// A hash of the [`CHECKED_BYTES`] of the file at `path` before byte `at` (fewer when `at` is
+/// nearer its start), and of `at`: a file whose bytes there changed is not read on from `at`.
+pub fn check_before(path: &Path, at: u64) -> std::io::Result<u64> {
+    let file = fs::File::open(path)?;
+    let from = at.saturating_sub(CHECKED_BYTES);
+    let bytes = read_at(&file, from, at - from)?;
+    use std::hash::BuildHasher as _;
+    Ok(foldhash::quality::FixedState::with_seed(0).hash_one((at, bytes)))
 }
 
 /// One entry of the index on disk: the key (the path's bytes), the identity, the `--dialect`,
-/// the span, and where the usage is in the file (offset, length).
-type DiskEntry<'a> = (&'a [u8], FileId, Option<Dialect>, Option<(i64, i64)>, u64, u64);
+/// the span, where the usage is in the file (offset, length), and the resume point (`at`,
+/// `check`, and where the usage before it is: offset, length).
+type DiskEntry<'a> = (&'a [u8], FileId, Option<Dialect>, Option<(i64, i64)>, u64, u64, Option<(u64, u64, u64, u64)>);
 
 /// The index at the end of the file.
 #[derive(Serialize, Deserialize)]
@@ -292,6 +321,18 @@ impl UsageCache {
         (e.id == id && e.dialect == dialect).then_some((e.span, &e.blob))
     }
 
+    /// Where to read `path` on from, now that its identity is `id`, and the usage of its bytes
+    /// before that point: when the cache holds a resume point for it ([`Resume`]), the file is
+    /// the one that was read (same device and inode, read with the same `--dialect`), it is not
+    /// shorter than that point, and the bytes before the point are the ones that were there
+    /// ([`check_before`]). A log that only grew is so read from its last piece.
+    pub fn resume(&self, path: &Path, id: FileId, dialect: Option<Dialect>) -> Option<(u64, &Blob)> {
+        let e = self.entries.get(&key(path))?;
+        let r = e.resume.as_ref()?;
+        let same = e.id.dev == id.dev && e.id.ino == id.ino && e.dialect == dialect && id.size >= r.at;
+        (same && check_before(path, r.at).ok()? == r.check).then_some((r.at, &r.settled))
+    }
+
     /// Where the usage of files read afresh goes: the next cache file, else (no cache folder
     /// to write in) nowhere (`None`: the caller keeps them).
     pub fn spool(&self) -> Option<&Spool> {
@@ -300,8 +341,16 @@ impl UsageCache {
     }
 
     /// Records what `path` (of identity `id`) gave.
-    pub fn put(&mut self, path: &Path, id: FileId, dialect: Option<Dialect>, span: Option<(i64, i64)>, blob: Blob) {
-        self.entries.insert(key(path), Entry { id, dialect, span, blob });
+    pub fn put(
+        &mut self,
+        path: &Path,
+        id: FileId,
+        dialect: Option<Dialect>,
+        span: Option<(i64, i64)>,
+        blob: Blob,
+        resume: Option<Resume>,
+    ) {
+        self.entries.insert(key(path), Entry { id, dialect, span, blob, resume });
         self.changed = true;
     }
 
@@ -342,14 +391,24 @@ impl UsageCache {
             let mut entries = Vec::with_capacity(keys.len());
             for k in keys {
                 let e = &self.entries[k];
-                let (offset, len) = match spool.place_of(&e.blob) {
-                    Some(place) => place,
-                    None => {
-                        let bytes = e.blob.read()?;
-                        (spool.append(&bytes)?, bytes.len() as u64)
+                let place = |blob: &Blob| -> std::io::Result<(u64, u64)> {
+                    match spool.place_of(blob) {
+                        Some(place) => Ok(place),
+                        None => {
+                            let bytes = blob.read()?;
+                            Ok((spool.append(&bytes)?, bytes.len() as u64))
+                        }
                     }
                 };
-                entries.push((k.as_slice(), e.id, e.dialect, e.span, offset, len));
+                let (offset, len) = place(&e.blob)?;
+                let resume = match &e.resume {
+                    Some(r) => {
+                        let (o, l) = place(&r.settled)?;
+                        Some((r.at, r.check, o, l))
+                    }
+                    None => None,
+                };
+                entries.push((k.as_slice(), e.id, e.dialect, e.span, offset, len, resume));
             }
             let version = build();
             let index = postcard::to_stdvec(&Index { version: &version, entries }).map_err(std::io::Error::other)?;
@@ -429,11 +488,16 @@ fn parse(file: fs::File) -> Option<HashMap<Vec<u8>, Entry>> {
     index
         .entries
         .into_iter()
-        .map(|(k, id, dialect, span, offset, len)| {
+        .map(|(k, id, dialect, span, offset, len, resume)| {
             // Usage outside the part of the file before the index: damaged.
-            (offset >= body && offset.checked_add(len)? <= at).then(|| {
-                (k.to_vec(), Entry { id, dialect, span, blob: Blob::File { file: file.clone(), offset, len } })
-            })
+            let inside = |offset: u64, len: u64| offset >= body && offset.checked_add(len).is_some_and(|end| end <= at);
+            let blob = |offset, len| Blob::File { file: file.clone(), offset, len };
+            let resume = match resume {
+                Some((r_at, check, o, l)) if inside(o, l) => Some(Resume { at: r_at, check, settled: blob(o, l) }),
+                Some(_) => return None,
+                None => None,
+            };
+            inside(offset, len).then(|| (k.to_vec(), Entry { id, dialect, span, blob: blob(offset, len), resume }))
         })
         .collect()
 }
@@ -482,7 +546,7 @@ mod tests {
         let store = dir.path().join("cache/usage.bin");
         let mut c = UsageCache::open_at(&store);
         assert!(c.get(&log, id_of(&log), None).is_none());
-        c.put(&log, id_of(&log), None, Some((1, 2)), b"one".to_vec().into());
+        c.put(&log, id_of(&log), None, Some((1, 2)), b"one".to_vec().into(), None);
         c.save().unwrap();
         #[cfg(unix)]
         {
@@ -518,7 +582,7 @@ mod tests {
         let after = id_of(&log);
         assert_eq!((before.size, before.mtime_ns), (after.size, after.mtime_ns));
         let mut c = UsageCache::default();
-        c.put(&log, before, None, None, b"old".to_vec().into());
+        c.put(&log, before, None, None, b"old".to_vec().into(), None);
         assert!(c.get(&log, after, None).is_none(), "a new inode is a new file");
     }
 
@@ -529,7 +593,7 @@ mod tests {
         let log = dir.path().join("a.jsonl");
         fs::write(&log, b"{}\n").unwrap();
         let mut c = UsageCache::open_at(&store);
-        c.put(&log, id_of(&log), None, None, b"old".to_vec().into());
+        c.put(&log, id_of(&log), None, None, b"old".to_vec().into(), None);
         c.save().unwrap();
         let good = fs::read(&store).unwrap();
         // The same layout, another version's index.
@@ -551,7 +615,7 @@ mod tests {
             fs::write(&store, damaged).unwrap();
             let mut c = UsageCache::open_at(&store);
             assert_eq!(c.len(), 0);
-            c.put(&log, id_of(&log), None, None, b"new".to_vec().into());
+            c.put(&log, id_of(&log), None, None, b"new".to_vec().into(), None);
             c.save().unwrap();
             assert_eq!(bytes(&UsageCache::open_at(&store), &log, id_of(&log)), Some(b"new".to_vec()));
         }
@@ -567,7 +631,7 @@ mod tests {
         let mut c = UsageCache::open_at(&store);
         let blob = c.spool().unwrap().keep(b"usage of a".to_vec());
         assert!(matches!(blob, Blob::File { .. }), "spooled, not held");
-        c.put(&a, id_of(&a), None, None, blob);
+        c.put(&a, id_of(&a), None, None, blob, None);
         c.save().unwrap();
         assert_eq!(names(store.parent().unwrap()), ["usage.bin"], "the spool became the cache");
 
@@ -581,7 +645,7 @@ mod tests {
         // One read afresh, one carried over from the old file.
         let mut c = UsageCache::open_at(&store);
         let blob = c.spool().unwrap().keep(b"usage of b".to_vec());
-        c.put(&b, id_of(&b), None, None, blob);
+        c.put(&b, id_of(&b), None, None, blob, None);
         c.save().unwrap();
         // What the run holds is still readable after the rename.
         assert_eq!(bytes(&c, &a, id_of(&a)), Some(b"usage of a".to_vec()));
@@ -599,7 +663,7 @@ mod tests {
         f.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(2 * 86_400)).unwrap();
         drop(f);
         let mut c = UsageCache::open_at(&store);
-        c.put(&b, id_of(&b), None, None, b"again".to_vec().into());
+        c.put(&b, id_of(&b), None, None, b"again".to_vec().into(), None);
         c.save().unwrap();
         assert_eq!(names(store.parent().unwrap()), ["usage.bin", "usage.bin.2.0.tmp"]);
 
@@ -617,10 +681,10 @@ mod tests {
         fs::create_dir(&walked).unwrap();
         let id = FileId { dev: 1, ino: 2, size: 3, mtime_ns: 4, ctime_ns: 5, wal: None };
         let mut c = UsageCache::default();
-        c.put(&walked.join("kept.jsonl"), id, None, None, vec![1].into());
-        c.put(&walked.join("gone.jsonl"), id, None, None, vec![2].into());
-        c.put(&dir.path().join("projects-other/x.jsonl"), id, None, None, vec![3].into());
-        c.put(&dir.path().join("elsewhere.jsonl"), id, None, None, vec![4].into());
+        c.put(&walked.join("kept.jsonl"), id, None, None, vec![1].into(), None);
+        c.put(&walked.join("gone.jsonl"), id, None, None, vec![2].into(), None);
+        c.put(&dir.path().join("projects-other/x.jsonl"), id, None, None, vec![3].into(), None);
+        c.put(&dir.path().join("elsewhere.jsonl"), id, None, None, vec![4].into(), None);
         c.forget_missing(std::slice::from_ref(&walked), &[walked.join("kept.jsonl")]);
         assert!(c.get(&walked.join("kept.jsonl"), id, None).is_some());
         assert!(c.get(&walked.join("gone.jsonl"), id, None).is_none());

@@ -6,11 +6,11 @@ use std::io::{self, IsTerminal as _, Write as _};
 use std::path::PathBuf;
 
 use agentnorm::sink::report::{Collector, InputUsage, Report};
-use agentnorm::{Dialect, Options};
+use agentnorm::{Dialect, Normalizer, Options};
 use anyhow::{Context as _, Result};
 
 use super::UsageArgs;
-use super::cache::{Blob, FileId, Spool, UsageCache};
+use super::cache::{Blob, FileId, Resume, Spool, UsageCache};
 use super::input::Input;
 use super::{exec, input, progress, stdout};
 
@@ -56,18 +56,152 @@ pub struct Reading {
     pub every_line: bool,
 }
 
+/// A log read in pieces ([`read_pieces`]) is cut at its first line at rest
+/// ([`agentnorm::Normalizer::at_rest`]) once the piece holds this many bytes, so that a log that
+/// grew is read again from the start of its last piece, not whole ([`UsageCache::resume`]).
+/// A smaller log is one piece.
+const PIECE_BYTES: u64 = 1 << 20;
+
+/// What reading an input gave: its usage, and, for a log read in pieces, where its last piece
+/// starts with the usage of the pieces before it (what the cache keeps to read on from there).
+struct Gave {
+    usage: InputUsage,
+    settled: Option<(u64, InputUsage)>,
+}
+
 /// Reads `input` whole into its usage; why not, when it could not be read whole (its totals
 /// would be short).
 fn collect(input: &Input, how: Reading, counters: Option<&progress::Counters>) -> Result<InputUsage, String> {
-    let options = Options::default().dialect(how.dialect).observed_at(false);
-    let mut collector = Collector::new(input.source());
-    if how.every_line {
-        collector = collector.reading_every_line();
+    Ok(read(input, how, counters, None, PIECE_BYTES)?.usage)
+}
+
+/// Reads `input` into its usage: a plain log file in pieces of `piece` bytes or more
+/// ([`read_pieces`]), from the start of its last piece when `resume` gives it with the usage
+/// of the pieces before; any other input whole.
+fn read(
+    input: &Input,
+    how: Reading,
+    counters: Option<&progress::Counters>,
+    resume: Option<(u64, InputUsage)>,
+    piece: u64,
+) -> Result<Gave, String> {
+    let options = input.options(&Options::default().dialect(how.dialect).observed_at(false));
+    let collector = || {
+        let c = Collector::new(input.source());
+        if how.every_line { c.reading_every_line() } else { c }
+    };
+    let Some(path) = pieces_of(input, &options) else {
+        let mut c = collector();
+        if let (_, Some(why)) = exec::feed_input(input, &options, counters, &mut c) {
+            return Err(why);
+        }
+        return Ok(Gave { usage: c.finish(), settled: None });
+    };
+    let (from, mut before) = match resume {
+        Some((at, u)) => (at, Some(u)),
+        None => (0, None),
+    };
+    let fail = |e: io::Error| format!("{}: {e}", input.name());
+    let mut pieces = read_pieces(path, from, before.as_ref(), &options, counters, &collector, piece).map_err(fail)?;
+    let (last_at, last) = pieces.pop().unwrap_or_else(|| (from, collector().finish()));
+    for (_, u) in pieces {
+        match &mut before {
+            Some(b) => b.append(u),
+            None => before = Some(u),
+        }
     }
-    if let (_, Some(why)) = exec::feed_input(input, &options, counters, &mut collector) {
-        return Err(why);
+    let usage = match &before {
+        Some(b) => {
+            let mut u = b.clone();
+            u.append(last);
+            u
+        }
+        None => last,
+    };
+    Ok(Gave { usage, settled: before.filter(|_| last_at > 0).map(|b| (last_at, b)) })
+}
+
+/// The path of `input` when it is read in pieces: a file of lines (not a JSON document) whose
+/// bytes are plain (not compressed, not a database).
+fn pieces_of<'a>(input: &'a Input, options: &Options) -> Option<&'a std::path::Path> {
+    use std::io::Read as _;
+    let Input::File(path) = input else { return None };
+    if options.document {
+        return None;
     }
-    Ok(collector.finish())
+    let mut head = [0u8; 16];
+    let n = std::fs::File::open(path).and_then(|mut f| f.read(&mut head)).ok()?;
+    agentnorm::files::is_plain(&head[..n]).then_some(path.as_path())
+}
+
+/// Reads the log at `path` from byte `from` (a line's start; `before`: the usage of the bytes
+/// before it), a new normalizer and collector for each piece: a piece ends at the first line's
+/// end at which the normalizer is at rest ([`agentnorm::Normalizer::at_rest`]) once it holds
+/// `piece` bytes, so where a piece ends depends on its bytes only, and the pieces of a log that
+/// grew are those it had, its last one read on. Each collector starts from what the usage before
+/// it left waiting ([`Collector::waiting_from`]). The start of each piece and what it gave, in
+/// order (one at least).
+fn read_pieces(
+    path: &std::path::Path,
+    from: u64,
+    before: Option<&InputUsage>,
+    options: &Options,
+    counters: Option<&progress::Counters>,
+    collector: &dyn Fn() -> Collector,
+    piece: u64,
+) -> io::Result<Vec<(u64, InputUsage)>> {
+    use io::{BufRead as _, Seek as _};
+    let mut file = std::fs::File::open(path)?;
+    file.seek(io::SeekFrom::Start(from))?;
+    let mut reader = io::BufReader::with_capacity(1 << 20, file);
+    let mut pieces = Vec::new();
+    let next = |before: Option<&InputUsage>| match before {
+        Some(b) => collector().waiting_from(b),
+        None => collector(),
+    };
+    let (mut norm, mut col) = (Normalizer::new(options.clone()), next(before));
+    let (mut start, mut pos) = (from, from);
+    // Bytes of the line being read were fed (it runs on past the buffer).
+    let mut partial = false;
+    loop {
+        let buf = match reader.fill_buf() {
+            Ok([]) => break,
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        let n = buf.len();
+        let mut i = 0;
+        while let Some(j) = memchr::memchr(b'\n', &buf[i..]) {
+            let end = i + j;
+            if std::mem::take(&mut partial) {
+                norm.feed(&buf[i..=end], &mut col);
+            } else {
+                norm.line(&buf[i..end], &mut col);
+            }
+            pos += (end + 1 - i) as u64;
+            i = end + 1;
+            if pos - start >= piece && norm.at_rest() {
+                norm.finish(&mut col);
+                let done = std::mem::replace(&mut col, collector()).finish();
+                col = next(Some(&done));
+                pieces.push((start, done));
+                norm = Normalizer::new(options.clone());
+                start = pos;
+            }
+        }
+        if i < n {
+            norm.feed(&buf[i..], &mut col);
+            partial = true;
+        }
+        reader.consume(n);
+        if let Some(p) = counters {
+            p.read(n);
+        }
+    }
+    norm.finish(&mut col);
+    pieces.push((start, col.finish()));
+    Ok(pieces)
 }
 
 /// Reads every input into its usage (in parallel; the order of the result is the inputs').
@@ -91,11 +225,18 @@ pub fn read_usage(
         Some(c) => FileId::of_path(p).is_none_or(|id| c.get(p, id, dialect).is_none()),
         None => true,
     };
-    type Fresh = Option<FileId>;
+    // A file read afresh: its identity, and where a reading of it grown can start.
+    type Fresh = Option<(FileId, Option<Resume>)>;
     // What is read afresh goes to the next cache file, else to a temporary one (made when the
     // first input is read: a run that reads none writes none).
     let unnamed = std::sync::OnceLock::new();
     let spool = || known.and_then(UsageCache::spool).or_else(|| unnamed.get_or_init(|| Spool::unnamed().ok()).as_ref());
+    let keep = |bytes: Vec<u8>| -> Blob {
+        match spool() {
+            Some(s) => s.keep(bytes),
+            None => bytes.into(),
+        }
+    };
     let collected = exec::map_reading(inputs, threads, &reads, |input| -> Result<(Collected, Fresh), String> {
         let _done = counters.as_deref().map(progress::Counters::done_on_drop);
         // The identity is taken before the file is read: a file that grows meanwhile is read
@@ -104,26 +245,40 @@ pub fn read_usage(
             (Input::File(p), Some(_)) => FileId::of_path(p),
             _ => None,
         };
-        if let (Input::File(p), Some(c), Some(id)) = (input, known, id)
+        let cached = match (input, known, id) {
+            (Input::File(p), Some(c), Some(id)) => Some((p, c, id)),
+            _ => None,
+        };
+        if let Some((p, c, id)) = cached
             && let Some((span, blob)) = c.get(p, id, dialect)
         {
             return Ok((Collected { order: 0, span, blob: blob.clone() }, None));
         }
-        let u = collect(input, how, counters.as_deref())?;
-        let bytes = u.to_bytes();
-        let blob = match spool() {
-            Some(s) => s.keep(bytes),
-            None => bytes.into(),
-        };
-        Ok((Collected { order: 0, span: u.span_ms(), blob }, id))
+        // A log that grew: read on from its last piece, after the usage of the pieces before.
+        let resume = cached.and_then(|(p, c, id)| {
+            let (at, blob) = c.resume(p, id, dialect)?;
+            let before = InputUsage::from_bytes(&blob.read().ok()?, input.source()).ok()?;
+            Some((at, before))
+        });
+        let g = read(input, how, counters.as_deref(), resume, PIECE_BYTES)?;
+        let span = g.usage.span_ms();
+        let blob = keep(g.usage.to_bytes());
+        let fresh = cached.map(|(p, _, id)| {
+            let resume = g.settled.and_then(|(at, before)| {
+                let check = super::cache::check_before(p, at).ok()?;
+                Some(Resume { at, check, settled: keep(before.to_bytes()) })
+            });
+            (id, resume)
+        });
+        Ok((Collected { order: 0, span, blob }, fresh))
     });
     progress.finish();
     let mut read = Vec::with_capacity(collected.len());
     for (order, (c, input)) in collected.into_iter().zip(inputs).enumerate() {
         match c {
             Ok((mut c, fresh)) => {
-                if let (Some(id), Some(cache), Input::File(p)) = (fresh, cache.as_deref_mut(), input) {
-                    cache.put(p, id, dialect, c.span, c.blob.clone());
+                if let (Some((id, resume)), Some(cache), Input::File(p)) = (fresh, cache.as_deref_mut(), input) {
+                    cache.put(p, id, dialect, c.span, c.blob.clone(), resume);
                 }
                 c.order = order;
                 read.push(c)
@@ -277,6 +432,201 @@ mod tests {
         rep.rows(&ReportOptions { by: GroupBy::Session, ..ReportOptions::default() }).1.usage.output
     }
 
+    /// Every grouping of the report of `usages`, with `--breakdown`, in UTC, as JSON lines.
+    fn all_reports(usages: &[InputUsage]) -> String {
+        let mut out = Vec::new();
+        for by in ["session", "project", "day", "week", "month", "model", "block"] {
+            let opts = ReportOptions {
+                by: GroupBy::from_name(by).unwrap(),
+                breakdown: true,
+                now_ms: Some(0),
+                ..ReportOptions::default()
+            };
+            let mut rep = Report::default().for_rows(&opts);
+            for (order, u) in usages.iter().enumerate() {
+                let mut u = u.clone();
+                u.set_order(order);
+                rep.add(u);
+            }
+            let (rows, totals) = rep.rows(&opts);
+            agentnorm::sink::report::write_json(&mut out, &rows, &totals).unwrap();
+        }
+        String::from_utf8(out).unwrap()
+    }
+
+    /// Every `.jsonl` fixture of the project.
+    fn fixture_logs() -> Vec<PathBuf> {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+        let mut logs: Vec<PathBuf> = std::fs::read_dir(&root)
+            .unwrap()
+            .flat_map(|d| std::fs::read_dir(d.unwrap().path()).into_iter().flatten())
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+            .collect();
+        logs.sort();
+        logs
+    }
+
+    #[test]
+    fn a_log_cut_into_pieces_at_every_line_at_rest_gives_the_report_of_the_log_read_whole() {
+        let (mut cut, mut transcripts) = (0, 0);
+        for log in fixture_logs() {
+            let input = Input::File(log.clone());
+            let whole = read(&input, Reading::default(), None, None, u64::MAX).unwrap();
+            // Pieces of 0 bytes: a new piece at every line at rest.
+            let pieces = read(&input, Reading::default(), None, None, 0).unwrap();
+            assert_eq!(
+                all_reports(&[pieces.usage]),
+                all_reports(&[whole.usage]),
+                "{}: read in pieces, the report differs",
+                log.display()
+            );
+            let options = input.options(&Options::default().observed_at(false));
+            let n = read_pieces(&log, 0, None, &options, None, &|| Collector::new(input.source()), 0).unwrap().len();
+            transcripts += usize::from(log.parent().is_some_and(|d| d.ends_with("claude-transcript")));
+            cut += usize::from(n > 1);
+            // Only a Claude Code transcript comes to rest: any other log is one piece.
+            assert!(n == 1 || log.parent().is_some_and(|d| d.ends_with("claude-transcript")), "{}", log.display());
+        }
+        assert!(transcripts >= 8 && cut == transcripts, "{cut} of {transcripts} transcripts were cut into pieces");
+    }
+
+    #[test]
+    fn pieces_keep_a_sessions_first_folder_and_the_time_a_message_of_no_request_left_waiting() {
+        let dir = tempfile::tempdir().unwrap();
+        let same = |log: &std::path::Path| {
+            let input = Input::File(log.to_path_buf());
+            let whole = read(&input, Reading::default(), None, None, u64::MAX).unwrap();
+            let pieces = read(&input, Reading::default(), None, None, 0).unwrap();
+            assert!(pieces.settled.is_some(), "{}: not cut", log.display());
+            assert_eq!(all_reports(&[pieces.usage]), all_reports(&[whole.usage]), "{}", log.display());
+        };
+        // A session whose lines name another working folder from its third turn: its project
+        // is the folder it started in, as read whole.
+        let moved = dir.path().join("moved.jsonl");
+        std::fs::write(&moved, transcript(0..2, 50) + &transcript(2..4, 50).replace(r#""cwd":"/w""#, r#""cwd":"/v""#))
+            .unwrap();
+        same(&moved);
+        // A message of no request (model `<synthetic>`, no usage): its text dates the next
+        // request (at 04:59, in the first 5-hour block, not at 05:02 in the next), in the next
+        // piece too.
+        let waiting = dir.path().join("waiting.jsonl");
+        let line = |ty: &str, at: &str, body: &str| {
+            format!(
+                r#"{{"type":"{ty}","parentUuid":null,"isSidechain":false,"sessionId":"s1","cwd":"/w","timestamp":"2026-05-01T{at}:00.000Z",{body}}}"#
+            )
+        };
+        let prompt = r#""message":{"role":"user","content":"go"}"#;
+        let answer = |id: &str, model: &str| {
+            format!(
+                r#""message":{{"id":"{id}","role":"assistant","model":"{model}","content":[{{"type":"text","text":"ok"}}],"usage":{{"input_tokens":1,"output_tokens":1}}}}"#
+            )
+        };
+        let lines = [
+            line("user", "00:00", prompt),
+            line("assistant", "00:01", &answer("msg_a", "claude-sonnet-4-5")),
+            line("user", "00:02", prompt),
+            line("assistant", "04:59", &answer("msg_s", "<synthetic>")),
+            line("user", "05:01", prompt),
+            line("assistant", "05:02", &answer("msg_b", "claude-sonnet-4-5")),
+        ];
+        std::fs::write(&waiting, lines.join("\n") + "\n").unwrap();
+        same(&waiting);
+        // Every transcript fixture one after the other.
+        let all = dir.path().join("all.jsonl");
+        let mut bytes = Vec::new();
+        for log in fixture_logs().iter().filter(|l| l.parent().is_some_and(|d| d.ends_with("claude-transcript"))) {
+            bytes.extend(std::fs::read(log).unwrap());
+        }
+        std::fs::write(&all, bytes).unwrap();
+        same(&all);
+    }
+
+    /// A transcript of `turns` prompts, each answered by a message of two lines (its usage
+    /// growing from 10 to `output` tokens), of session `s1`, a minute apart from 2026-05-01.
+    fn transcript(turns: std::ops::Range<usize>, output: u64) -> String {
+        let mut log = String::new();
+        for t in turns {
+            let at = |s: usize| format!("2026-05-01T{:02}:{:02}:{:02}.000Z", t / 60 % 24, t % 60, s);
+            let env = |s| {
+                format!(
+                    r#""parentUuid":null,"isSidechain":false,"sessionId":"s1","version":"2.1.0","cwd":"/w","timestamp":"{}""#,
+                    at(s)
+                )
+            };
+            log += &format!(
+                "{{\"type\":\"user\",{},\"message\":{{\"role\":\"user\",\"content\":\"prompt {t} {}\"}}}}\n",
+                env(0),
+                "x".repeat(200)
+            );
+            for (s, out) in [(1, 10), (2, output)] {
+                log += &format!(
+                    "{{\"type\":\"assistant\",{},\"requestId\":\"req_{t}\",\"message\":{{\"id\":\"msg_{t}\",\"role\":\"assistant\",\"model\":\"claude-sonnet-4-5\",\"content\":[{{\"type\":\"text\",\"text\":\"answer {t}\"}}],\"usage\":{{\"input_tokens\":100,\"cache_read_input_tokens\":1000,\"output_tokens\":{out}}}}}}}\n",
+                    env(s)
+                );
+            }
+        }
+        log
+    }
+
+    /// The output tokens of the report of `path` read through `cache`, and whether the cache
+    /// then holds a resume point for it at `at`.
+    fn output_via(path: &std::path::Path, cache: &mut UsageCache) -> u64 {
+        totals(&[Input::File(path.to_path_buf())], Some(cache)).unwrap()
+    }
+
+    #[test]
+    fn a_log_that_grew_is_read_on_from_its_last_piece_and_one_changed_before_it_is_read_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("s.jsonl");
+        // 4,000 turns, about 3 MB: three pieces of 1 MiB or more.
+        let first = transcript(0..4000, 50);
+        std::fs::write(&log, &first).unwrap();
+        let mut cache = UsageCache::default();
+        assert_eq!(output_via(&log, &mut cache), 4000 * 50);
+        let id = FileId::of_path(&log).unwrap();
+        let (at, _) = cache.resume(&log, id, None).expect("a resume point after the first pieces");
+        assert!(at >= 2 * PIECE_BYTES && at < first.len() as u64, "{at}");
+
+        // Grown by 10 turns: what a cold reading of the grown log gives.
+        let grown = first.clone() + &transcript(4000..4010, 50);
+        std::fs::write(&log, &grown).unwrap();
+        assert_eq!(output_via(&log, &mut cache), 4010 * 50);
+        assert_eq!(totals(&[Input::File(log.clone())], None), Some(4010 * 50));
+
+        // Changed in its first turn (far before the resume point, beyond what is checked) and
+        // grown: read on from the resume point, so the change is not seen. This shows the
+        // bytes before the point were not read again.
+        let mut edited = grown.replacen(r#""output_tokens":50"#, r#""output_tokens":90"#, 1);
+        edited += &transcript(4010..4011, 50);
+        std::fs::write(&log, &edited).unwrap();
+        assert_eq!(output_via(&log, &mut cache), 4011 * 50);
+        assert_eq!(totals(&[Input::File(log.clone())], None), Some(4011 * 50 + 40), "a cold reading sees the change");
+
+        // Changed just before the resume point: read whole.
+        let id = FileId::of_path(&log).unwrap();
+        let (at, _) = cache.resume(&log, id, None).unwrap();
+        let before = edited[..at as usize].rfind(r#""output_tokens":50"#).unwrap();
+        let mut near = edited.clone();
+        near.replace_range(before..before + 18, r#""output_tokens":70"#);
+        std::fs::write(&log, &near).unwrap();
+        assert_eq!(output_via(&log, &mut cache), 4011 * 50 + 40 + 20);
+
+        // Cut shorter than the resume point: read whole.
+        let id = FileId::of_path(&log).unwrap();
+        let (at, _) = cache.resume(&log, id, None).unwrap();
+        let short = transcript(0..10, 50);
+        assert!((short.len() as u64) < at);
+        std::fs::write(&log, &short).unwrap();
+        assert_eq!(output_via(&log, &mut cache), 10 * 50);
+
+        // Replaced by another file (a new inode) that is longer: read whole.
+        let other = dir.path().join("other.jsonl");
+        std::fs::write(&other, transcript(0..4020, 60)).unwrap();
+        std::fs::rename(&other, &log).unwrap();
+        assert_eq!(output_via(&log, &mut cache), 4020 * 60);
+    }
+
     #[test]
     fn an_unchanged_file_is_taken_from_the_cache_and_a_changed_one_is_read() {
         let dir = tempfile::tempdir().unwrap();
@@ -290,7 +640,7 @@ mod tests {
         // Planted: the file's identity now, with another file's usage. Taken as it is.
         let mut cache = UsageCache::default();
         let id = FileId::of(&std::fs::metadata(&log).unwrap());
-        cache.put(&log, id, None, None, collected(&other).into());
+        cache.put(&log, id, None, None, collected(&other).into(), None);
         let planted = totals(&inputs, Some(&mut cache));
         assert_ne!(planted, truth, "the two files must differ for this test to mean anything");
         let other_alone = totals(&[Input::File(other.clone())], None);
@@ -299,7 +649,7 @@ mod tests {
         // Damaged (cut in half): the file is read.
         let mut damaged = collected(&other);
         damaged.truncate(damaged.len() / 2);
-        cache.put(&log, id, None, None, damaged.into());
+        cache.put(&log, id, None, None, damaged.into(), None);
         assert_eq!(totals(&inputs, Some(&mut cache)), truth);
 
         // Touched: read again, and the cache now holds what it gave.
