@@ -7,7 +7,11 @@
 //! when it was read (device, inode, size, modification and change times) and the `--dialect`
 //! it was read with, beside the collected usage ([`InputUsage::to_bytes`]). An entry counts only
 //! when all of these are the same now: a file changed, replaced (a new inode), appended to or
-//! truncated is read again, whole. The file starts with the agentnorm version and a hash of the
+//! truncated is read again. A log read in pieces (a Claude Code transcript of 1 MiB or more,
+//! `usage::read_pieces`) also has a [`Resume`] point, the start of its last piece, with the
+//! usage of the pieces before it: when the same file (device and inode) has grown and the 64 KiB
+//! before that point are the bytes that were there ([`check_before`]), it is read on from
+//! there; any other change is read whole. The file starts with the agentnorm version and a hash of the
 //! sources it was built from (`build.rs`): another build's cache is ignored (and replaced), as
 //! is a damaged one.
 //!
@@ -274,6 +278,9 @@ pub struct UsageCache {
     /// The next cache file, made when the first file is read afresh (`None` in it: it could
     /// not be made).
     spool: OnceLock<Option<Spool>>,
+    /// A cache asked for the files this one does not hold (`usage.bin` behind the status
+    /// line's own, [`UsageCache::open_recent`]), read when it is first asked.
+    behind: Option<(PathBuf, OnceLock<Box<UsageCache>>)>,
 }
 
 /// The key of `path`: its absolute form's bytes.
@@ -308,6 +315,51 @@ impl UsageCache {
         }
     }
 
+    /// The status line's cache: `statusline.bin` in the cache folder, which holds the logs the
+    /// status line read last (those of the last day), with `usage.bin` behind it for the logs it
+    /// does not hold. The status line runs after every message, and the live transcript has
+    /// changed each time: writing only the recent logs' usage again, not every log's (48 MB for
+    /// the 2 GB benchmark home), keeps that run short.
+    pub fn open_recent() -> UsageCache {
+        match folder() {
+            Some(dir) => UsageCache::open_before(&dir.join("statusline.bin"), &dir.join("usage.bin")),
+            None => UsageCache::default(),
+        }
+    }
+
+    /// The cache kept in `file`, with the one kept in `behind` asked for the files it does
+    /// not hold (read when first asked).
+    pub fn open_before(file: &Path, behind: &Path) -> UsageCache {
+        UsageCache { behind: Some((behind.to_path_buf(), OnceLock::new())), ..UsageCache::open_at(file) }
+    }
+
+    /// The cache behind this one, read on first use.
+    fn behind(&self) -> Option<&UsageCache> {
+        let (path, cache) = self.behind.as_ref()?;
+        Some(cache.get_or_init(|| Box::new(UsageCache::open_at(path))))
+    }
+
+    /// Keeps the entries of `paths` only, taking those it does not hold from the cache behind
+    /// it: after a run, it holds what the next run over the same files reads.
+    pub fn keep_only(&mut self, paths: &[PathBuf]) {
+        let keys: std::collections::HashSet<Vec<u8>> = paths.iter().map(|p| key(p)).collect();
+        let before = self.entries.len();
+        self.entries.retain(|k, _| keys.contains(k));
+        self.changed |= self.entries.len() != before;
+        let mut taken = Vec::new();
+        if let Some(behind) = self.behind() {
+            for k in &keys {
+                if !self.entries.contains_key(k)
+                    && let Some(e) = behind.entries.get(k)
+                {
+                    taken.push((k.clone(), e.clone()));
+                }
+            }
+        }
+        self.changed |= !taken.is_empty();
+        self.entries.extend(taken);
+    }
+
     /// The cache kept in `file`.
     pub fn open_at(file: &Path) -> UsageCache {
         let entries = fs::File::open(file).ok().and_then(parse).unwrap_or_default();
@@ -317,8 +369,10 @@ impl UsageCache {
     /// The span and usage cached for `path`, when its identity now is the one it was read with
     /// (and it was read with the same `--dialect`).
     pub fn get(&self, path: &Path, id: FileId, dialect: Option<Dialect>) -> Option<(Option<(i64, i64)>, &Blob)> {
-        let e = self.entries.get(&key(path))?;
-        (e.id == id && e.dialect == dialect).then_some((e.span, &e.blob))
+        match self.entries.get(&key(path)) {
+            Some(e) if e.id == id && e.dialect == dialect => Some((e.span, &e.blob)),
+            _ => self.behind()?.get(path, id, dialect),
+        }
     }
 
     /// Where to read `path` on from, now that its identity is `id`, and the usage of its bytes
@@ -327,10 +381,15 @@ impl UsageCache {
     /// shorter than that point, and the bytes before the point are the ones that were there
     /// ([`check_before`]). A log that only grew is so read from its last piece.
     pub fn resume(&self, path: &Path, id: FileId, dialect: Option<Dialect>) -> Option<(u64, &Blob)> {
-        let e = self.entries.get(&key(path))?;
-        let r = e.resume.as_ref()?;
-        let same = e.id.dev == id.dev && e.id.ino == id.ino && e.dialect == dialect && id.size >= r.at;
-        (same && check_before(path, r.at).ok()? == r.check).then_some((r.at, &r.settled))
+        fn own<'a>(e: &'a Entry, path: &Path, id: FileId, dialect: Option<Dialect>) -> Option<(u64, &'a Blob)> {
+            let r = e.resume.as_ref()?;
+            let same = e.id.dev == id.dev && e.id.ino == id.ino && e.dialect == dialect && id.size >= r.at;
+            (same && check_before(path, r.at).ok()? == r.check).then_some((r.at, &r.settled))
+        }
+        match self.entries.get(&key(path)).and_then(|e| own(e, path, id, dialect)) {
+            Some(found) => Some(found),
+            None => self.behind()?.resume(path, id, dialect),
+        }
     }
 
     /// Where the usage of files read afresh goes: the next cache file, else (no cache folder
@@ -672,6 +731,42 @@ mod tests {
         let blob = s.keep(b"usage".to_vec());
         assert!(matches!(blob, Blob::File { .. }));
         assert_eq!(blob.read().unwrap(), b"usage");
+    }
+
+    #[test]
+    fn a_cache_before_another_holds_only_the_files_kept_and_takes_the_others_from_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        let (front, back) = (dir.path().join("statusline.bin"), dir.path().join("usage.bin"));
+        let logs: Vec<PathBuf> = (0..3).map(|i| dir.path().join(format!("{i}.jsonl"))).collect();
+        for l in &logs {
+            fs::write(l, b"{}\n").unwrap();
+        }
+        let mut all = UsageCache::open_at(&back);
+        for (i, l) in logs.iter().enumerate() {
+            all.put(l, id_of(l), None, None, vec![i as u8].into(), None);
+        }
+        all.save().unwrap();
+        let back_bytes = fs::read(&back).unwrap();
+
+        // Nothing in front yet: every file is found behind.
+        let mut c = UsageCache::open_before(&front, &back);
+        assert_eq!(bytes(&c, &logs[2], id_of(&logs[2])), Some(vec![2]));
+        // Kept: two files, one of them read afresh.
+        fs::write(&logs[1], b"{}\n{}\n").unwrap();
+        c.put(&logs[1], id_of(&logs[1]), None, None, vec![9].into(), None);
+        c.keep_only(&logs[..2]);
+        c.save().unwrap();
+        assert_eq!(fs::read(&back).unwrap(), back_bytes, "the cache behind is not written");
+        let front_only = UsageCache::open_at(&front);
+        assert_eq!(front_only.len(), 2);
+        assert_eq!(bytes(&front_only, &logs[0], id_of(&logs[0])), Some(vec![0]), "taken from behind");
+        assert_eq!(bytes(&front_only, &logs[1], id_of(&logs[1])), Some(vec![9]));
+        assert_eq!(bytes(&front_only, &logs[2], id_of(&logs[2])), None, "not kept");
+        // In front, what it holds wins over what is behind (log 1's old usage); the rest is
+        // still found behind.
+        let c = UsageCache::open_before(&front, &back);
+        assert_eq!(bytes(&c, &logs[1], id_of(&logs[1])), Some(vec![9]));
+        assert_eq!(bytes(&c, &logs[2], id_of(&logs[2])), Some(vec![2]));
     }
 
     #[test]

@@ -6,7 +6,8 @@
 //! the model, the session's cost, today's cost, the active 5-hour block's cost and time left,
 //! the context used, and the rate-limit headroom, from the same report as `agentnorm usage`.
 //! Only logs modified in the last 24 hours (or since the start of today) are read: the older
-//! ones hold no request of today or of an active block.
+//! ones hold no request of today or of an active block. Their usage is kept in a cache of its
+//! own, `statusline.bin`, with `usage`'s behind it ([`super::cache::UsageCache::open_recent`]).
 
 use std::io::{self, Read as _, Write as _};
 use std::path::PathBuf;
@@ -73,9 +74,12 @@ pub fn run(args: StatuslineArgs) -> Result<u8> {
         Input::Stdin => false,
     });
     let recent: Vec<Input> = all.into_iter().zip(keep).filter_map(|(i, k)| k.then_some(i)).collect();
-    let mut cache = (!args.no_cache).then(super::cache::UsageCache::open);
+    let mut cache = (!args.no_cache).then(super::cache::UsageCache::open_recent);
     let read = super::usage::read_usage(&recent, Default::default(), threads, false, &mut failed, cache.as_mut());
-    if let Some(cache) = &cache {
+    if let Some(cache) = &mut cache {
+        let paths: Vec<PathBuf> =
+            recent.iter().filter_map(|i| if let Input::File(p) = i { Some(p.clone()) } else { None }).collect();
+        cache.keep_only(&paths);
         super::usage::save_cache(cache);
     }
     let mut rep = Report::default();
