@@ -90,19 +90,24 @@ fn read(
         let c = Collector::new(input.source());
         if how.every_line { c.reading_every_line() } else { c }
     };
-    let Some(path) = pieces_of(input, &options) else {
+    let whole = || {
         let mut c = collector();
         if let (_, Some(why)) = exec::feed_input(input, &options, counters, &mut c) {
             return Err(why);
         }
-        return Ok(Gave { usage: c.finish(), settled: None });
+        Ok(Gave { usage: c.finish(), settled: None })
+    };
+    let path = match input {
+        Input::File(p) if !options.document => p,
+        _ => return whole(),
     };
     let (from, mut before) = match resume {
         Some((at, u)) => (at, Some(u)),
         None => (0, None),
     };
     let fail = |e: io::Error| format!("{}: {e}", input.name());
-    let mut pieces = read_pieces(path, from, before.as_ref(), &options, counters, &collector, piece).map_err(fail)?;
+    let read = read_pieces(path, from, before.as_ref(), &options, counters, &collector, piece);
+    let Some(mut pieces) = read.map_err(fail)? else { return whole() };
     let (last_at, last) = pieces.pop().unwrap_or_else(|| (from, collector().finish()));
     for (_, u) in pieces {
         match &mut before {
@@ -121,26 +126,14 @@ fn read(
     Ok(Gave { usage, settled: before.filter(|_| last_at > 0).map(|b| (last_at, b)) })
 }
 
-/// The path of `input` when it is read in pieces: a file of lines (not a JSON document) whose
-/// bytes are plain (not compressed, not a database).
-fn pieces_of<'a>(input: &'a Input, options: &Options) -> Option<&'a std::path::Path> {
-    use std::io::Read as _;
-    let Input::File(path) = input else { return None };
-    if options.document {
-        return None;
-    }
-    let mut head = [0u8; 16];
-    let n = std::fs::File::open(path).and_then(|mut f| f.read(&mut head)).ok()?;
-    agentnorm::files::is_plain(&head[..n]).then_some(path.as_path())
-}
-
 /// Reads the log at `path` from byte `from` (a line's start; `before`: the usage of the bytes
 /// before it), a new normalizer and collector for each piece: a piece ends at the first line's
 /// end at which the normalizer is at rest ([`agentnorm::Normalizer::at_rest`]) once it holds
 /// `piece` bytes, so where a piece ends depends on its bytes only, and the pieces of a log that
 /// grew are those it had, its last one read on. Each collector starts from what the usage before
 /// it left waiting ([`Collector::waiting_from`]). The start of each piece and what it gave, in
-/// order (one at least).
+/// order (one at least); `None` for a file that is not read as it is (compressed, a database:
+/// [`agentnorm::files::is_plain`]), which is read whole.
 fn read_pieces(
     path: &std::path::Path,
     from: u64,
@@ -149,11 +142,18 @@ fn read_pieces(
     counters: Option<&progress::Counters>,
     collector: &dyn Fn() -> Collector,
     piece: u64,
-) -> io::Result<Vec<(u64, InputUsage)>> {
+) -> io::Result<Option<Vec<(u64, InputUsage)>>> {
     use io::{BufRead as _, Seek as _};
     let mut file = std::fs::File::open(path)?;
+    if file.metadata()?.is_dir() {
+        // Said as every reading says it.
+        return Ok(None);
+    }
     file.seek(io::SeekFrom::Start(from))?;
     let mut reader = io::BufReader::with_capacity(1 << 20, file);
+    if from == 0 && !agentnorm::files::is_plain(reader.fill_buf()?) {
+        return Ok(None);
+    }
     let mut pieces = Vec::new();
     let next = |before: Option<&InputUsage>| match before {
         Some(b) => collector().waiting_from(b),
@@ -201,7 +201,7 @@ fn read_pieces(
     }
     norm.finish(&mut col);
     pieces.push((start, col.finish()));
-    Ok(pieces)
+    Ok(Some(pieces))
 }
 
 /// Reads every input into its usage (in parallel; the order of the result is the inputs').
@@ -482,7 +482,10 @@ mod tests {
                 log.display()
             );
             let options = input.options(&Options::default().observed_at(false));
-            let n = read_pieces(&log, 0, None, &options, None, &|| Collector::new(input.source()), 0).unwrap().len();
+            let n = read_pieces(&log, 0, None, &options, None, &|| Collector::new(input.source()), 0)
+                .unwrap()
+                .unwrap()
+                .len();
             transcripts += usize::from(log.parent().is_some_and(|d| d.ends_with("claude-transcript")));
             cut += usize::from(n > 1);
             // Only a Claude Code transcript comes to rest: any other log is one piece.
