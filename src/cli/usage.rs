@@ -501,8 +501,13 @@ mod tests {
             let input = Input::File(log.to_path_buf());
             let whole = read(&input, Reading::default(), None, None, u64::MAX).unwrap();
             let pieces = read(&input, Reading::default(), None, None, 0).unwrap();
-            assert!(pieces.settled.is_some(), "{}: not cut", log.display());
-            assert_eq!(all_reports(&[pieces.usage]), all_reports(&[whole.usage]), "{}", log.display());
+            let truth = all_reports(&[whole.usage]);
+            assert_eq!(all_reports(&[pieces.usage]), truth, "{}", log.display());
+            // Read on from the last piece, the usage before it as the cache keeps it (bytes).
+            let (at, before) = pieces.settled.unwrap_or_else(|| panic!("{}: not cut", log.display()));
+            let before = InputUsage::from_bytes(&before.to_bytes(), input.source()).unwrap();
+            let resumed = read(&input, Reading::default(), None, Some((at, before)), 0).unwrap();
+            assert_eq!(all_reports(&[resumed.usage]), truth, "{}: read on from {at}", log.display());
         };
         // A session whose lines name another working folder from its third turn: its project
         // is the folder it started in, as read whole.
