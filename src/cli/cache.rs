@@ -448,17 +448,18 @@ impl UsageCache {
             let mut keys: Vec<&Vec<u8>> = self.entries.keys().collect();
             keys.sort();
             let mut entries = Vec::with_capacity(keys.len());
+            // Where a blob is in the next cache file: where the run spooled it, else copied there.
+            let place = |blob: &Blob| -> std::io::Result<(u64, u64)> {
+                match spool.place_of(blob) {
+                    Some(place) => Ok(place),
+                    None => {
+                        let bytes = blob.read()?;
+                        Ok((spool.append(&bytes)?, bytes.len() as u64))
+                    }
+                }
+            };
             for k in keys {
                 let e = &self.entries[k];
-                let place = |blob: &Blob| -> std::io::Result<(u64, u64)> {
-                    match spool.place_of(blob) {
-                        Some(place) => Ok(place),
-                        None => {
-                            let bytes = blob.read()?;
-                            Ok((spool.append(&bytes)?, bytes.len() as u64))
-                        }
-                    }
-                };
                 let (offset, len) = place(&e.blob)?;
                 let resume = match &e.resume {
                     Some(r) => {

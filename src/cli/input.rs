@@ -41,6 +41,11 @@ impl Input {
     }
 }
 
+/// The paths of the files among `inputs` (stdin left out).
+pub fn files(inputs: &[Input]) -> Vec<PathBuf> {
+    inputs.iter().filter_map(|i| if let Input::File(p) = i { Some(p.clone()) } else { None }).collect()
+}
+
 /// Expands the command line's paths: none or `-` is stdin; a folder is walked recursively
 /// (hidden folders included, links not followed, sorted by path) for `*.jsonl` / `*.ndjson` and
 /// their `.gz` / `.zst` forms, whatever bytes the names hold. What cannot be walked is reported

@@ -77,9 +77,7 @@ pub fn run(args: StatuslineArgs) -> Result<u8> {
     let mut cache = (!args.no_cache).then(super::cache::UsageCache::open_recent);
     let read = super::usage::read_usage(&recent, Default::default(), threads, false, &mut failed, cache.as_mut());
     if let Some(cache) = &mut cache {
-        let paths: Vec<PathBuf> =
-            recent.iter().filter_map(|i| if let Input::File(p) = i { Some(p.clone()) } else { None }).collect();
-        cache.keep_only(&paths);
+        cache.keep_only(&input::files(&recent));
         super::usage::save_cache(cache);
     }
     let mut rep = Report::default();

@@ -62,17 +62,32 @@ pub struct Reading {
 /// A smaller log is one piece.
 const PIECE_BYTES: u64 = 1 << 20;
 
-/// What reading an input gave: its usage, and, for a log read in pieces, where its last piece
-/// starts with the usage of the pieces before it (what the cache keeps to read on from there).
+/// What reading an input gave: for a log read in pieces, the usage before its last piece and
+/// where that piece starts (what the cache keeps to read on from there), and the last piece's
+/// usage; for any other input, its usage as `last`.
 struct Gave {
-    usage: InputUsage,
-    settled: Option<(u64, InputUsage)>,
+    before: Option<InputUsage>,
+    last_at: u64,
+    last: InputUsage,
+}
+
+impl Gave {
+    /// The input's whole usage.
+    fn usage(self) -> InputUsage {
+        match self.before {
+            Some(mut before) => {
+                before.append(self.last);
+                before
+            }
+            None => self.last,
+        }
+    }
 }
 
 /// Reads `input` whole into its usage; why not, when it could not be read whole (its totals
 /// would be short).
 fn collect(input: &Input, how: Reading, counters: Option<&progress::Counters>) -> Result<InputUsage, String> {
-    Ok(read(input, how, counters, None, PIECE_BYTES)?.usage)
+    Ok(read(input, how, counters, None, PIECE_BYTES)?.usage())
 }
 
 /// Reads `input` into its usage: a plain log file in pieces of `piece` bytes or more
@@ -95,54 +110,40 @@ fn read(
         if let (_, Some(why)) = exec::feed_input(input, &options, counters, &mut c) {
             return Err(why);
         }
-        Ok(Gave { usage: c.finish(), settled: None })
+        Ok(Gave { before: None, last_at: 0, last: c.finish() })
     };
     let path = match input {
         Input::File(p) if !options.document => p,
         _ => return whole(),
     };
-    let (from, mut before) = match resume {
+    let (from, before) = match resume {
         Some((at, u)) => (at, Some(u)),
         None => (0, None),
     };
-    let fail = |e: io::Error| format!("{}: {e}", input.name());
-    let read = read_pieces(path, from, before.as_ref(), &options, counters, &collector, piece);
-    let Some(mut pieces) = read.map_err(fail)? else { return whole() };
-    let (last_at, last) = pieces.pop().unwrap_or_else(|| (from, collector().finish()));
-    for (_, u) in pieces {
-        match &mut before {
-            Some(b) => b.append(u),
-            None => before = Some(u),
-        }
+    match read_pieces(path, from, before, &options, counters, &collector, piece) {
+        Ok(Some(gave)) => Ok(gave),
+        Ok(None) => whole(),
+        Err(e) => Err(format!("{}: {e}", input.name())),
     }
-    let usage = match &before {
-        Some(b) => {
-            let mut u = b.clone();
-            u.append(last);
-            u
-        }
-        None => last,
-    };
-    Ok(Gave { usage, settled: before.filter(|_| last_at > 0).map(|b| (last_at, b)) })
 }
 
 /// Reads the log at `path` from byte `from` (a line's start; `before`: the usage of the bytes
 /// before it), a new normalizer and collector for each piece: a piece ends at the first line's
 /// end at which the normalizer is at rest ([`agentnorm::Normalizer::at_rest`]) once it holds
 /// `piece` bytes, so where a piece ends depends on its bytes only, and the pieces of a log that
-/// grew are those it had, its last one read on. Each collector starts from what the usage before
-/// it left waiting ([`Collector::waiting_from`]). The start of each piece and what it gave, in
-/// order (one at least); `None` for a file that is not read as it is (compressed, a database:
-/// [`agentnorm::files::is_plain`]), which is read whole.
+/// grew are those it had, its last one read on. A piece that ends is appended to the usage
+/// before it, and the next collector starts from what that left waiting
+/// ([`Collector::waiting_from`]). `None` for a file that is not read as it is (compressed, a
+/// database: [`agentnorm::files::is_plain`]), which is read whole.
 fn read_pieces(
     path: &std::path::Path,
     from: u64,
-    before: Option<&InputUsage>,
+    mut before: Option<InputUsage>,
     options: &Options,
     counters: Option<&progress::Counters>,
     collector: &dyn Fn() -> Collector,
     piece: u64,
-) -> io::Result<Option<Vec<(u64, InputUsage)>>> {
+) -> io::Result<Option<Gave>> {
     use io::{BufRead as _, Seek as _};
     let mut file = std::fs::File::open(path)?;
     if file.metadata()?.is_dir() {
@@ -154,12 +155,11 @@ fn read_pieces(
     if from == 0 && !agentnorm::files::is_plain(reader.fill_buf()?) {
         return Ok(None);
     }
-    let mut pieces = Vec::new();
-    let next = |before: Option<&InputUsage>| match before {
+    let seeded = |before: Option<&InputUsage>| match before {
         Some(b) => collector().waiting_from(b),
         None => collector(),
     };
-    let (mut norm, mut col) = (Normalizer::new(options.clone()), next(before));
+    let (mut norm, mut col) = (Normalizer::new(options.clone()), seeded(before.as_ref()));
     let (mut start, mut pos) = (from, from);
     // Bytes of the line being read were fed (it runs on past the buffer).
     let mut partial = false;
@@ -183,9 +183,12 @@ fn read_pieces(
             i = end + 1;
             if pos - start >= piece && norm.at_rest() {
                 norm.finish(&mut col);
-                let done = std::mem::replace(&mut col, collector()).finish();
-                col = next(Some(&done));
-                pieces.push((start, done));
+                let done = col.finish();
+                match &mut before {
+                    Some(b) => b.append(done),
+                    None => before = Some(done),
+                }
+                col = seeded(before.as_ref());
                 norm = Normalizer::new(options.clone());
                 start = pos;
             }
@@ -200,8 +203,7 @@ fn read_pieces(
         }
     }
     norm.finish(&mut col);
-    pieces.push((start, col.finish()));
-    Ok(Some(pieces))
+    Ok(Some(Gave { before, last_at: start, last: col.finish() }))
 }
 
 /// Reads every input into its usage (in parallel; the order of the result is the inputs').
@@ -261,16 +263,18 @@ pub fn read_usage(
             Some((at, before))
         });
         let g = read(input, how, counters.as_deref(), resume, PIECE_BYTES)?;
-        let span = g.usage.span_ms();
-        let blob = keep(g.usage.to_bytes());
-        let fresh = cached.map(|(p, _, id)| {
-            let resume = g.settled.and_then(|(at, before)| {
-                let check = super::cache::check_before(p, at).ok()?;
-                Some(Resume { at, check, settled: keep(before.to_bytes()) })
-            });
-            (id, resume)
-        });
-        Ok((Collected { order: 0, span, blob }, fresh))
+        // Where a reading of it grown will start: its last piece, after the usage before it.
+        let resume = match (cached, &g.before) {
+            (Some((p, _, _)), Some(before)) => super::cache::check_before(p, g.last_at).ok().map(|check| Resume {
+                at: g.last_at,
+                check,
+                settled: keep(before.to_bytes()),
+            }),
+            _ => None,
+        };
+        let usage = g.usage();
+        let blob = keep(usage.to_bytes());
+        Ok((Collected { order: 0, span: usage.span_ms(), blob }, cached.map(|(_, _, id)| (id, resume))))
     });
     progress.finish();
     let mut read = Vec::with_capacity(collected.len());
@@ -384,9 +388,7 @@ pub fn run(args: UsageArgs) -> Result<u8> {
     let mut cache = (!args.no_cache).then(UsageCache::open);
     let read = read_usage(&inputs, how, threads, true, &mut failed, cache.as_mut());
     if let Some(cache) = &mut cache {
-        let found: Vec<PathBuf> =
-            inputs.iter().filter_map(|i| if let Input::File(p) = i { Some(p.clone()) } else { None }).collect();
-        cache.forget_missing(&paths, &found);
+        cache.forget_missing(&paths, &input::files(&inputs));
         save_cache(cache);
     }
     add_all(read, &inputs, how, &mut rep, &mut failed);
@@ -470,20 +472,22 @@ mod tests {
             // Pieces of 0 bytes: a new piece at every line at rest.
             let pieces = read(&input, Reading::default(), None, None, 0).unwrap();
             assert_eq!(
-                all_reports(&[pieces.usage]),
-                all_reports(&[whole.usage]),
+                all_reports(&[pieces.usage()]),
+                all_reports(&[whole.usage()]),
                 "{}: read in pieces, the report differs",
                 log.display()
             );
             let options = input.options(&Options::default().observed_at(false));
-            let n = read_pieces(&log, 0, None, &options, None, &|| Collector::new(input.source()), 0)
+            // Cut into more than one piece: there is usage before the last.
+            let more = read_pieces(&log, 0, None, &options, None, &|| Collector::new(input.source()), 0)
                 .unwrap()
                 .unwrap()
-                .len();
+                .before
+                .is_some();
             transcripts += usize::from(log.parent().is_some_and(|d| d.ends_with("claude-transcript")));
-            cut += usize::from(n > 1);
+            cut += usize::from(more);
             // Only a Claude Code transcript comes to rest: any other log is one piece.
-            assert!(n == 1 || log.parent().is_some_and(|d| d.ends_with("claude-transcript")), "{}", log.display());
+            assert!(!more || log.parent().is_some_and(|d| d.ends_with("claude-transcript")), "{}", log.display());
         }
         assert!(transcripts >= 8 && cut == transcripts, "{cut} of {transcripts} transcripts were cut into pieces");
     }
@@ -495,13 +499,14 @@ mod tests {
             let input = Input::File(log.to_path_buf());
             let whole = read(&input, Reading::default(), None, None, u64::MAX).unwrap();
             let pieces = read(&input, Reading::default(), None, None, 0).unwrap();
-            let truth = all_reports(&[whole.usage]);
-            assert_eq!(all_reports(&[pieces.usage]), truth, "{}", log.display());
+            let truth = all_reports(&[whole.usage()]);
             // Read on from the last piece, the usage before it as the cache keeps it (bytes).
-            let (at, before) = pieces.settled.unwrap_or_else(|| panic!("{}: not cut", log.display()));
+            let at = pieces.last_at;
+            let before = pieces.before.as_ref().unwrap_or_else(|| panic!("{}: not cut", log.display()));
             let before = InputUsage::from_bytes(&before.to_bytes(), input.source()).unwrap();
+            assert_eq!(all_reports(&[pieces.usage()]), truth, "{}", log.display());
             let resumed = read(&input, Reading::default(), None, Some((at, before)), 0).unwrap();
-            assert_eq!(all_reports(&[resumed.usage]), truth, "{}: read on from {at}", log.display());
+            assert_eq!(all_reports(&[resumed.usage()]), truth, "{}: read on from {at}", log.display());
         };
         // A session whose lines name another working folder from its third turn: its project
         // is the folder it started in, as read whole.
@@ -571,8 +576,7 @@ mod tests {
         log
     }
 
-    /// The output tokens of the report of `path` read through `cache`, and whether the cache
-    /// then holds a resume point for it at `at`.
+    /// The output tokens of the report of `path` read through `cache`.
     fn output_via(path: &std::path::Path, cache: &mut UsageCache) -> u64 {
         totals(&[Input::File(path.to_path_buf())], Some(cache)).unwrap()
     }
