@@ -805,6 +805,9 @@ fn id_from_line(tool_id: &mut String, line_no: u64) {
 /// A frame timestamp as RFC 3339 UTC with milliseconds: epoch numbers converted, RFC 3339 strings
 /// in any offset brought to UTC, anything else (a placeholder such as `<TIMESTAMP>`) left out.
 fn normalize_at(at: &str) -> Option<String> {
+    if crate::read::time::is_contract_form(at) {
+        return Some(at.to_owned());
+    }
     if let Ok(n) = at.parse::<f64>() {
         return crate::read::time::from_epoch(n);
     }

@@ -55,6 +55,9 @@ pub fn from_epoch(n: f64) -> Option<String> {
 /// instead of `Z` allowed; with no offset at all, UTC). `None` for anything that is not a real
 /// instant: never a shifted one.
 pub fn parse_rfc3339_ms(s: &str) -> Option<i64> {
+    if let Some(ms) = canonical_ms(s.as_bytes()) {
+        return Some(ms);
+    }
     if let Ok(t) = s.parse::<jiff::Timestamp>() {
         return Some(t.as_millisecond());
     }
@@ -67,6 +70,59 @@ pub fn parse_rfc3339_ms(s: &str) -> Option<i64> {
     }
     let dt = s.parse::<jiff::civil::DateTime>().ok()?;
     jiff::tz::Offset::UTC.to_timestamp(dt).ok().map(|t| t.as_millisecond())
+}
+
+/// The contract's own form, `YYYY-MM-DDTHH:MM:SS.mmmZ` (what Claude Code and Codex write on
+/// every line, and what [`rfc3339_millis`] writes): its milliseconds when it is that form
+/// exactly and a real instant, else `None` (and jiff decides). Read by hand because it is read
+/// once or more per line of every log: jiff's general parser was a tenth of a usage reading.
+fn canonical_ms(b: &[u8]) -> Option<i64> {
+    if b.len() != 24
+        || b[4] != b'-'
+        || b[7] != b'-'
+        || b[10] != b'T'
+        || b[13] != b':'
+        || b[16] != b':'
+        || b[19] != b'.'
+        || b[23] != b'Z'
+    {
+        return None;
+    }
+    let num = |from: usize, to: usize| -> Option<u32> {
+        b[from..to].iter().try_fold(0u32, |n, &c| c.is_ascii_digit().then(|| n * 10 + u32::from(c - b'0')))
+    };
+    let (y, m, d) = (num(0, 4)?, num(5, 7)?, num(8, 10)?);
+    let (h, min, sec, ms) = (num(11, 13)?, num(14, 16)?, num(17, 19)?, num(20, 23)?);
+    let leap = y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
+    let month_days = match m {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return None,
+    };
+    if d == 0 || d > month_days || h > 23 || min > 59 || sec > 59 {
+        return None;
+    }
+    let days = days_from_civil(i64::from(y), m, d);
+    Some(((days * 86_400 + i64::from(h * 3600 + min * 60 + sec)) * 1000) + i64::from(ms))
+}
+
+/// Whether `s` is already in the contract's form ([`rfc3339_millis`]'s) and a real instant: it
+/// is then its own normalized form.
+pub fn is_contract_form(s: &str) -> bool {
+    canonical_ms(s.as_bytes()).is_some()
+}
+
+/// (year, month, day) to days since 1970-01-01, after Howard Hinnant's `days_from_civil`.
+fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = i64::from((m + 9) % 12);
+    let doy = (153 * mp + 2) / 5 + i64::from(d) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
 }
 
 /// Days since 1970-01-01 to (year, month, day), after Howard Hinnant's `civil_from_days`.
@@ -98,6 +154,48 @@ mod tests {
         assert_eq!(parse_rfc3339_ms("2025-13-25T01:22:20Z"), None);
         assert_eq!(parse_rfc3339_ms("2025-09-25T01:22:20"), Some(1_758_763_340_000));
         assert_eq!(parse_rfc3339_ms("2000-02-29T00:00:00Z"), Some(951_782_400_000));
+    }
+
+    /// The hand-read contract form gives what jiff gives, for every day of four centuries and
+    /// for the near misses (out-of-range fields, another length, another separator).
+    #[test]
+    fn the_contract_form_is_read_as_jiff_reads_it() {
+        let jiff_ms = |s: &str| s.parse::<jiff::Timestamp>().ok().map(|t| t.as_millisecond());
+        let mut checked = 0;
+        for day in (-25_000i64..160_000).step_by(7) {
+            let ms = day * 86_400_000 + (day * 7_919_111).rem_euclid(86_400_000);
+            let s = rfc3339_millis(ms);
+            assert_eq!(canonical_ms(s.as_bytes()), Some(ms), "{s}");
+            checked += 1;
+        }
+        assert!(checked > 20_000);
+        for s in [
+            "2024-02-29T23:59:59.999Z",
+            "2023-02-29T00:00:00.000Z",
+            "2100-02-29T00:00:00.000Z",
+            "2000-02-29T00:00:00.000Z",
+            "2025-04-31T00:00:00.000Z",
+            "2025-12-31T24:00:00.000Z",
+            "2025-12-31T23:60:00.000Z",
+            "2025-12-31T23:59:60.000Z",
+            "2025-00-01T00:00:00.000Z",
+            "2025-01-00T00:00:00.000Z",
+            "2025-13-01T00:00:00.000Z",
+            "2025-1a-01T00:00:00.000Z",
+            "2025-01-01t00:00:00.000Z",
+            "2025-01-01T00:00:00.000z",
+            "2025-01-01T00:00:00,000Z",
+            "+025-01-01T00:00:00.000Z",
+            "2025-01-01T00:00:00.00Z",
+        ] {
+            let fast = canonical_ms(s.as_bytes());
+            if fast.is_some() {
+                assert_eq!(fast, jiff_ms(s), "{s}");
+            }
+            assert_eq!(parse_rfc3339_ms(s), jiff_ms(s), "{s}");
+        }
+        assert_eq!(canonical_ms(b"2023-02-29T00:00:00.000Z"), None);
+        assert_eq!(canonical_ms(b"2024-02-29T23:59:59.999Z"), jiff_ms("2024-02-29T23:59:59.999Z"));
     }
 
     /// Impossible instants are no instants (issue 14): never moved to a neighbouring day.
