@@ -554,7 +554,7 @@ fn block(b: Val<'_>, message_id: &Option<String>, m: &mut Mapped, kinds: ToolKin
             }
         }
         Some("thinking") => {
-            let text = b.text_at("thinking").filter(|t| !t.is_empty());
+            let text = if m.usage_only { None } else { b.text_at("thinking").filter(|t| !t.is_empty()) };
             m.pieces.push(whole(Event::Reasoning { env: Envelope::default(), text }));
         }
         Some("redacted_thinking") => m.pieces.push(whole(Event::Reasoning { env: Envelope::default(), text: None })),
@@ -577,8 +577,12 @@ fn tool_use(b: Val<'_>, m: &mut Mapped, kinds: ToolKinds) {
     let name = b.str_at("name").unwrap_or("unknown");
     let kind = kinds(name);
     let input = b.get("input").filter(|v| !v.is_null());
+    let id = b.string_at("id").unwrap_or_else(|| NO_ID.to_owned());
+    if m.usage_only {
+        return m.tool_started(id, name, kind, None, None);
+    }
     m.tool_started(
-        b.string_at("id").unwrap_or_else(|| NO_ID.to_owned()),
+        id,
         name,
         kind,
         input.map(|v| v.to_json()),
@@ -614,7 +618,7 @@ fn tool_result(b: Val<'_>, m: &mut Mapped) {
     m.push(
         Outcome {
             verdict: Verdict::failed_if(b.bool_at("is_error").unwrap_or(false)),
-            output: b.get("content").and_then(content_text),
+            output: if m.usage_only { None } else { b.get("content").and_then(content_text) },
             ..Outcome::new(b.string_at("tool_use_id").unwrap_or_else(|| NO_ID.to_owned()))
         }
         .event(),

@@ -428,7 +428,7 @@ fn event_msg(p: Val<'_>, m: &mut Mapped) {
             None => m.unknown(UnknownReason::MalformedFrame, None),
         },
         "agent_reasoning" | "agent_reasoning_raw_content" => {
-            let text = p.text_at("text").filter(|t| !t.is_empty());
+            let text = if m.usage_only { None } else { p.text_at("text").filter(|t| !t.is_empty()) };
             m.push(Event::Reasoning { env: Envelope::default(), text });
         }
         "task_started" | "turn_started" => m.push(Event::TurnStarted { env: Envelope::default() }),
@@ -652,6 +652,9 @@ fn response_item(p: Val<'_>, m: &mut Mapped) {
         "function_call" => function_call(p, m),
         "custom_tool_call" => custom_tool_call(p, m),
         "local_shell_call" => local_shell_call(p, m),
+        "function_call_output" | "custom_tool_call_output" if m.usage_only => {
+            m.push(Outcome { tool_id: call_id(p), ..Outcome::default() }.event());
+        }
         "function_call_output" | "custom_tool_call_output" => {
             m.push(Outcome { tool_id: call_id(p), ..outcome(p.get("output")) }.event());
         }
@@ -786,6 +789,7 @@ fn function_call(p: Val<'_>, m: &mut Mapped) {
     };
     let kind = tool_kind(name);
     let call = match p.get("arguments") {
+        _ if m.usage_only => Call::default(),
         None => Call::default(),
         Some(a) if a.is_null() => Call::default(),
         Some(a) if a.is_object() => Call::from_args(kind, a),
@@ -807,6 +811,9 @@ fn custom_tool_call(p: Val<'_>, m: &mut Mapped) {
     let Some(name) = p.str_at("name") else {
         return m.unknown(UnknownReason::MalformedFrame, None);
     };
+    if m.usage_only {
+        return m.tool_started(call_id(p), name, tool_kind(name), None, None);
+    }
     let text = p.str_at("input");
     let summary = match (name, text) {
         ("apply_patch", Some(t)) => patch_paths(t).or_else(|| one_line(t)),

@@ -375,6 +375,12 @@ pub struct Mapped {
     pub frame: String,
     /// Set when the frame is not understood.
     pub unknown: Option<UnknownReason>,
+    /// Set before mapping when the line is read for usage only (a sink that
+    /// [`skims`](crate::Sink::skims)): an adapter may then leave out the content of text,
+    /// reasoning and tool events (their text, a call's input and summary, a result's output, and
+    /// what is read from them: a plan, a question), whose reading is most of a conversation
+    /// line's cost and none of its usage. The events themselves stay, with their ids and times.
+    pub(crate) usage_only: bool,
 }
 
 /// Per-thread spare lists of one element type: emptied lists given back after use, taken

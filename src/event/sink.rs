@@ -38,9 +38,12 @@ pub trait Sink {
 
     /// Whether the normalizer may pass over the next line without decoding it where the
     /// line's dialect knows it writes nothing the sink needs ([`Skim`], `Adapter::passes_over`).
-    /// Such a line then writes no event at all. A sink that counts usage (the report's
+    /// Such a line then writes no event at all, and the lines that are read write their text,
+    /// reasoning and tool events without what only the conversation needs: reasoning text, a
+    /// call's input and summary and what they imply (a plan, a question), a result's output
+    /// (the events, their ids and their times stay). A sink that counts usage (the report's
     /// collector) says how much it needs between the events it needs; the default,
-    /// [`Skim::Every`], gives every event.
+    /// [`Skim::Every`], gives every event whole.
     fn skims(&self) -> Skim {
         Skim::Every
     }

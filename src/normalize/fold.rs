@@ -357,10 +357,12 @@ impl Fold {
     /// Decodes the line to be applied next ([`Fold::apply`]): like [`decode`](super::decode),
     /// but mapped only as the dialect this fold will pick for it (one thread's way), with the
     /// fold's own parser (the one it reads a line's blocks again with, so that a long line is
-    /// indexed once).
-    pub fn decode_next(&mut self, line: &[u8]) -> Decoded {
+    /// indexed once); for usage only ([`crate::dialect::Mapped::usage_only`]) when the sink
+    /// `skim`s it and no survey is recorded (it counts what the content holds).
+    pub fn decode_next(&mut self, line: &[u8], skim: crate::Skim) -> Decoded {
         let mut possible = self.possible();
-        super::decode_for(&mut self.parser, line, self.core.opts.dialect, &mut possible)
+        let usage_only = skim != crate::Skim::Every && self.core.survey.is_none();
+        super::decode_for(&mut self.parser, line, self.core.opts.dialect, &mut possible, usage_only)
     }
 
     /// Passes over line `line_no` (a usage-only reading, [`crate::Sink::skims`]) when the

@@ -194,8 +194,9 @@ pub enum Decoded {
 }
 
 /// The mapping of `frame` by the adapter of `d`.
-fn map_as(d: Dialect, frame: crate::read::frame::Val<'_>) -> (Dialect, Mapped) {
+fn map_as(d: Dialect, frame: crate::read::frame::Val<'_>, usage_only: bool) -> (Dialect, Mapped) {
     let mut m = Mapped::new();
+    m.usage_only = usage_only;
     dialect::registry::map(d, frame, &mut m);
     (d, m)
 }
@@ -203,7 +204,7 @@ fn map_as(d: Dialect, frame: crate::read::frame::Val<'_>) -> (Dialect, Mapped) {
 /// `line` (as it was decoded) mapped again by the adapter of `d`, for a [`Decoded`] made
 /// without it; `None` when it is not a frame (it was one when decoded: never).
 pub(crate) fn remap(parser: &mut Parser, line: &[u8], d: Dialect) -> Option<Mapped> {
-    parser.with_frame(line, |r| r.ok().map(|frame| map_as(d, frame).1))
+    parser.with_frame(line, |r| r.ok().map(|frame| map_as(d, frame, false).1))
 }
 
 thread_local! {
@@ -216,16 +217,18 @@ thread_local! {
 #[cfg_attr(not(feature = "internals"), allow(dead_code))]
 pub fn decode(parser: &mut Parser, line: &[u8], forced: Option<Dialect>) -> Decoded {
     let mut any = Possible::ANY;
-    decode_for(parser, line, forced, &mut any)
+    decode_for(parser, line, forced, &mut any, false)
 }
 
 /// [`decode`], mapping the frame only for the dialects the stream's detector may pick from the
-/// states `possible` holds (which it then advances past the line, [`Possible::decide`]).
+/// states `possible` holds (which it then advances past the line, [`Possible::decide`]), and
+/// for usage only when `usage_only` ([`Mapped::usage_only`]).
 pub(crate) fn decode_for(
     parser: &mut Parser,
     line: &[u8],
     forced: Option<Dialect>,
     possible: &mut Possible,
+    usage_only: bool,
 ) -> Decoded {
     if line.iter().all(|b| b.is_ascii_whitespace()) {
         return Decoded::Blank;
@@ -237,7 +240,7 @@ pub(crate) fn decode_for(
                 None => fit(frame),
             };
             let mut mapped = dialect::take_spare(&SPARE_MAPPED);
-            mapped.extend(possible.decide(fit).iter().map(|d| map_as(d, frame)));
+            mapped.extend(possible.decide(fit).iter().map(|d| map_as(d, frame, usage_only)));
             let frame_type = if fit.is_empty() { frame.string_at("type") } else { None };
             Decoded::Frame { fit, frame_type, mapped }
         }
@@ -513,14 +516,14 @@ impl Normalizer {
         }
         let decoded = match self.take_pre(line) {
             Some(d) => d,
-            None => self.decode(line),
+            None => self.fold.decode_next(line, skim),
         };
         self.fold.apply(decoded, self.line_no, line, sink);
     }
 
     /// Decodes a line to be applied next: mapped only as the dialect the fold will pick for it.
     fn decode(&mut self, line: &[u8]) -> Decoded {
-        self.fold.decode_next(line)
+        self.fold.decode_next(line, crate::Skim::Every)
     }
 
     /// A document's closing `}` arrived: one frame if it parses, else line by line.
@@ -681,17 +684,17 @@ mod tests {
     #[test]
     fn a_line_decoded_for_another_dialect_is_mapped_again() {
         let qwen = include_str!("../../fixtures/qwen/whole_messages.jsonl");
-        let exact = fold_with(qwen, |p, line, mut possible| decode_for(p, line, None, &mut possible));
+        let exact = fold_with(qwen, |p, line, mut possible| decode_for(p, line, None, &mut possible, false));
         // Decoded for a fold that saw none of the stream (so as Claude's): mapped again.
         let mut stale = Fold::new(Options::default());
-        assert_eq!(fold_with(qwen, |_, line, _| stale.decode_next(line)), exact);
+        assert_eq!(fold_with(qwen, |_, line, _| stale.decode_next(line, crate::Skim::Every)), exact);
         assert!(exact.iter().any(|e| e.env().dialect == Some(Dialect::Qwen)));
         let every = fold_with(qwen, |p, line, _| decode(p, line, None));
         assert_eq!(every, exact);
         let mut remapped = 0;
         let wrong = fold_with(qwen, |p, line, _| {
             // As if the stream were Claude's: its Claude-shaped frames are mapped as Claude's only.
-            let decoded = decode_for(p, line, None, &mut Possible::of(&Detector::new(Some(Dialect::Claude))));
+            let decoded = decode_for(p, line, None, &mut Possible::of(&Detector::new(Some(Dialect::Claude))), false);
             if let Decoded::Frame { fit, mapped, .. } = &decoded
                 && fit.contains(Dialect::Qwen)
                 && !mapped.iter().any(|(d, _)| *d == Dialect::Qwen)
@@ -702,6 +705,67 @@ mod tests {
         });
         assert!(remapped > 0, "the guess was never wrong: nothing was mapped again");
         assert_eq!(wrong, exact);
+    }
+
+    /// A sink that skims gets the lines it is given mapped for usage only: the same events, with
+    /// their ids and times, without reasoning text, call inputs, summaries, plans or outputs.
+    #[test]
+    fn a_sink_that_skims_gets_the_conversation_events_without_their_content() {
+        struct Skims(Vec<Event>, crate::Skim);
+        impl Sink for Skims {
+            fn event(&mut self, ev: &Event) {
+                self.0.push(ev.clone());
+            }
+            fn skims(&self) -> crate::Skim {
+                self.1
+            }
+        }
+        let claude = concat!(
+            r#"{"type":"assistant","sessionId":"s1","parentUuid":null,"isSidechain":false,"timestamp":"2026-01-02T03:04:05.000Z","message":{"id":"m1","model":"claude-sonnet-4-5","role":"assistant","content":[{"type":"thinking","thinking":"hmm","signature":"x"},{"type":"tool_use","id":"t1","name":"TodoWrite","input":{"todos":[{"content":"a","status":"pending"}]}}],"usage":{"input_tokens":3,"output_tokens":4}}}"#,
+            "\n",
+            r#"{"type":"user","sessionId":"s1","parentUuid":"u1","isSidechain":false,"timestamp":"2026-01-02T03:04:06.000Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"done"}]}}"#,
+            "\n",
+        );
+        let codex = concat!(
+            r#"{"timestamp":"2026-01-02T03:04:05.000Z","type":"session_meta","payload":{"id":"r1","cwd":"/w"}}"#,
+            "\n",
+            r#"{"timestamp":"2026-01-02T03:04:06.000Z","type":"event_msg","payload":{"type":"agent_reasoning","text":"look"}}"#,
+            "\n",
+            r#"{"timestamp":"2026-01-02T03:04:07.000Z","type":"response_item","payload":{"type":"function_call","name":"update_plan","arguments":"{\"plan\":[{\"step\":\"a\",\"status\":\"pending\"}]}","call_id":"c1"}}"#,
+            "\n",
+            r#"{"timestamp":"2026-01-02T03:04:08.000Z","type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":"ok"}}"#,
+            "\n",
+        );
+        for text in [claude, codex] {
+            let read = |skim| {
+                let mut sink = Skims(Vec::new(), skim);
+                let mut n = Normalizer::new(Options::default().observed_at(false));
+                n.feed(text.as_bytes(), &mut sink);
+                n.finish(&mut sink);
+                sink.0
+            };
+            let (every, skimmed) = (read(crate::Skim::Every), read(crate::Skim::Usage));
+            let content = |evs: &[Event]| {
+                evs.iter()
+                    .filter(|e| match e {
+                        Event::Reasoning { text, .. } => text.is_some(),
+                        Event::ToolStarted { input, summary, .. } => input.is_some() || summary.is_some(),
+                        Event::ToolCompleted { output, .. } => output.is_some(),
+                        Event::PlanUpdated { .. } => true,
+                        _ => false,
+                    })
+                    .count()
+            };
+            assert!(content(&every) >= 4, "{every:?}");
+            assert_eq!(content(&skimmed), 0, "{skimmed:?}");
+            let kept = |evs: &[Event]| -> Vec<(&str, Option<String>)> {
+                evs.iter()
+                    .filter(|e| !matches!(e, Event::PlanUpdated { .. }))
+                    .map(|e| (e.type_name(), e.env().at.clone()))
+                    .collect()
+            };
+            assert_eq!(kept(&skimmed), kept(&every));
+        }
     }
 
     #[test]
