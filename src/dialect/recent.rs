@@ -1,6 +1,9 @@
 //! A bounded map of recently seen ids, for the dedupe and pairing every fold does.
+//!
+//! Hashed with foldhash (seeded per process), as the report's keys are: it is looked up on most
+//! lines of a stream, and SipHash was a visible part of reading one.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 /// Ids remembered for dedupe and pairing, the oldest forgotten past a bound so that memory does
@@ -10,14 +13,14 @@ use std::sync::Arc;
 /// The map and the order share each id (`Arc<str>`): one copy of it, made when it is inserted.
 #[derive(Debug)]
 pub(crate) struct Recent<V> {
-    map: HashMap<Arc<str>, V>,
+    map: foldhash::HashMap<Arc<str>, V>,
     order: VecDeque<Arc<str>>,
     cap: usize,
 }
 
 impl<V> Recent<V> {
     pub(crate) fn new(cap: usize) -> Recent<V> {
-        Recent { map: HashMap::new(), order: VecDeque::new(), cap }
+        Recent { map: foldhash::HashMap::default(), order: VecDeque::new(), cap }
     }
 
     pub(crate) fn contains(&self, k: &str) -> bool {

@@ -9,7 +9,6 @@
 //! again from the line, folded and written one by one (memory stays a small multiple of the line
 //! whatever number of blocks it holds).
 
-use std::collections::HashMap;
 
 use base64::Engine as _;
 
@@ -43,7 +42,7 @@ struct Core {
     sessions: Recent<()>,
     tools: Recent<(String, ToolKind)>,
     completed: Recent<()>,
-    rate: HashMap<String, (Option<String>, Option<f64>)>,
+    rate: foldhash::HashMap<String, (Option<String>, Option<f64>)>,
     turn_open: bool,
     turn_failed: bool,
     lines: u64,
@@ -296,7 +295,7 @@ impl Fold {
                 sessions: Recent::new(1 << 10),
                 tools: Recent::new(1 << 16),
                 completed: Recent::new(1 << 16),
-                rate: HashMap::new(),
+                rate: foldhash::HashMap::default(),
                 turn_open: false,
                 turn_failed: false,
                 lines: 0,
