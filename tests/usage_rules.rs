@@ -716,7 +716,7 @@ fn a_usage_reading_passes_over_lines_that_carry_only_conversation_and_reads_ever
 }
 
 #[test]
-fn a_usage_reading_passes_over_a_transcripts_prompts_only_while_no_message_is_held() {
+fn a_usage_reading_passes_over_a_transcripts_prompts_and_ends_the_message_held_there() {
     use agentnorm::Skim;
     let line = |ty: &str, n: u32, rest: &str| {
         format!(
@@ -744,7 +744,8 @@ fn a_usage_reading_passes_over_a_transcripts_prompts_only_while_no_message_is_he
     let text = [
         prompt(0),
         answer("m1", 1),
-        // Ends m1, held: read, so the later line of m1 is a replay, not more of m1.
+        // Ends m1, held: passed over, m1 ended there, so the later line of m1 is a replay, not
+        // more of m1.
         prompt(2),
         answer("m1", 9),
         // Nothing held now: passed over at either level.
@@ -767,8 +768,8 @@ fn a_usage_reading_passes_over_a_transcripts_prompts_only_while_no_message_is_he
     assert_eq!(lines_of(&read, "user_message"), [1, 3, 5], "{read:?}");
     assert!(lines_of(&read, "heartbeat").contains(&6), "{read:?}");
     for evs in [&waiting, &seen] {
-        // Line 3 ended m1; lines 5 and 6 were passed over.
-        assert_eq!(lines_of(evs, "user_message"), [1, 3], "{evs:?}");
+        // Line 3 ended m1 and was passed over, as were lines 5 and 6.
+        assert_eq!(lines_of(evs, "user_message"), [1], "{evs:?}");
         assert!(!lines_of(evs, "heartbeat").contains(&6), "{evs:?}");
     }
     let usage = |evs: &[agentnorm::Event]| -> Vec<(u64, u64)> {
@@ -948,4 +949,43 @@ fn a_report_that_keeps_only_what_one_grouping_needs_gives_that_groupings_rows() 
         let kept = fold(Report::default().between(bounds.0, bounds.1).for_rows(&bounded));
         assert_eq!(kept.rows(&bounded), every_between.rows(&bounded), "{by:?} between bounds");
     }
+}
+
+/// A prompt or a `system` line ends the message held. Read for usage, such a line is passed
+/// over and the message is ended before the next line read: a later line of the same message
+/// (a replay with other figures) is still not counted, and the reading is the full one's.
+#[test]
+fn a_message_ended_by_a_line_passed_over_is_ended_there() {
+    let line = |ty: &str, extra: &str, at: &str| {
+        format!(
+            r#"{{"type":"{ty}","sessionId":"s1","uuid":"u-{at}","parentUuid":"p","isSidechain":false,"timestamp":"{at}",{extra}}}"#
+        )
+    };
+    let prompt = |at: &str| line("user", r#""message":{"role":"user","content":"go on"}"#, at);
+    let lines = [
+        transcript_u("s1", "m1", "2026-05-01T10:00:00.000Z", 10),
+        prompt("2026-05-01T10:01:00.000Z"),
+        // The same message again after the prompt, with other figures: a replay.
+        transcript_u("s1", "m1", "2026-05-01T10:02:00.000Z", 500),
+        transcript_u("s1", "m2", "2026-05-01T10:03:00.000Z", 20),
+        line("system", r#""subtype":"turn_duration","durationMs":5"#, "2026-05-01T10:04:00.000Z"),
+        transcript_u("s1", "m2", "2026-05-01T10:05:00.000Z", 700),
+        transcript_u("s1", "m3", "2026-05-01T10:06:00.000Z", 40),
+        prompt("2026-05-01T10:07:00.000Z"),
+    ];
+    let text = lines.join("\n") + "\n";
+    let d = tempfile::tempdir().unwrap();
+    let f = write(d.path(), "s1.jsonl", &text);
+    for every in [false, true] {
+        let mut args = vec!["--no-cache", "--by", "session", "--timezone", "UTC", &f];
+        if every {
+            args.insert(0, "--every-line");
+        }
+        let r = rows(&args);
+        let requests = r.iter().map(|row| n(row, "requests")).collect::<Vec<_>>();
+        assert_eq!((n(&r[0], "input"), requests), (Some(70), vec![Some(3), Some(3)]), "every line: {every}: {r:?}");
+    }
+    use agentnorm::sink::report::Collector;
+    let full = usage_of(text.as_bytes(), Collector::new(None).reading_every_line()).to_bytes();
+    assert!(usage_of(text.as_bytes(), Collector::new(None)).to_bytes() == full);
 }

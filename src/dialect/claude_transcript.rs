@@ -113,10 +113,12 @@ impl Adapter for Transcript {
     /// a `summary` or a `system` line ends the message whose usage is held (a later line of the
     /// same message id is a replay). So of a session already started, these lines are passed
     /// over: the bookkeeping lines that end nothing (snapshots, progress, attachments, queue
-    /// operations, …); while no message is held, the lines that would end one (prompts, a
-    /// `summary`, a `system` line other than a `thinking` one) when they hold no tool result
-    /// (one whose call was not seen is a tool call of its own); and, once the current request's
-    /// first line was seen, a user line of tool results and no text block.
+    /// operations, …); the lines that end the message held, if any (prompts, a `summary`, a
+    /// `system` line other than a `thinking` one) when they hold no tool result (one whose call
+    /// was not seen is a tool call of its own): the message is then marked as ended there, and
+    /// its usage is written before the next line read ([`Adapter::prepare`]) or at the end, as
+    /// the line would have written it (no line between writes an event); and, once the current
+    /// request's first line was seen, a user line of tool results and no text block.
     fn passes_over(st: &mut State, line: &[u8], skim: crate::Skim) -> bool {
         static USAGE: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(br#""usage""#));
         static RESULT: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(br#""toolUseResult""#));
@@ -143,19 +145,36 @@ impl Adapter for Transcript {
             return false;
         }
         let seen = skim == crate::Skim::UsageStarted;
-        // Nothing is held, so a line that would end a message ends nothing.
-        let nothing_held = || st.growing.is_none() && TOOL_RESULT.find(line).is_none();
-        let passed = match super::raw_top_type(line) {
+        // A line that ends the message held (if any) and writes nothing else a usage reading needs.
+        let ends = || TOOL_RESULT.find(line).is_none();
+        let (passed, ending) = match super::raw_top_type(line) {
             Some(b"user") => {
-                (seen && RESULT.find(line).is_some() && TOOL_RESULT.find(line).is_some() && TEXT.find(line).is_none())
-                    || nothing_held()
+                if seen && RESULT.find(line).is_some() && TOOL_RESULT.find(line).is_some() && TEXT.find(line).is_none() {
+                    (true, false)
+                } else {
+                    (ends(), true)
+                }
             }
-            Some(b"summary") => nothing_held(),
-            Some(b"system") => super::raw_string(line, &SUBTYPE).is_some_and(|s| s != b"thinking") && nothing_held(),
-            Some(ty) => ends_nothing(ty),
-            None => false,
+            Some(b"summary") => (ends(), true),
+            Some(b"system") => (super::raw_string(line, &SUBTYPE).is_some_and(|s| s != b"thinking") && ends(), true),
+            Some(ty) => (ends_nothing(ty), false),
+            None => (false, false),
         };
-        passed && USAGE.find(line).is_none()
+        let passed = passed && USAGE.find(line).is_none();
+        if passed && ending && st.growing.is_some() {
+            st.ended = true;
+        }
+        passed
+    }
+
+    /// A message that ended at a line passed over ([`Adapter::passes_over`]) is ended before
+    /// anything of this line is folded, as the line passed over would have ended it (a line
+    /// that is `unknown` folds no piece: the next one ends it).
+    fn prepare(st: &mut State, m: &mut Mapped, _at: Option<&str>) {
+        if st.ended && m.unknown.is_none() {
+            st.ended = false;
+            m.pieces.insert(0, TranscriptPiece::EndMessage.into());
+        }
     }
 
     fn fold(st: &mut State, piece: TranscriptPiece, cx: &mut dyn Cx) {
@@ -196,13 +215,14 @@ impl Adapter for Transcript {
         flush_growing(st, cx);
     }
 
-    /// At rest while no message's usage is held (after a prompt, a `summary` or a `system`
-    /// line, until the next assistant line): every message before was written, and the lines
+    /// At rest while no message's usage is held, or the one held has ended (after a prompt, a
+    /// `summary` or a `system` line, until the next assistant line; a finished reading writes
+    /// the ended one): every message before was written, and the lines
     /// after start from nothing but their own envelope, which every line repeats. What a fresh
     /// reading does not know, the messages written before (a later line of one is a replay), a
     /// report knows by their ids.
     fn at_rest(st: &State) -> bool {
-        st.growing.is_none()
+        st.growing.is_none() || st.ended
     }
 
     const DEFERS: bool = true;
@@ -240,6 +260,9 @@ impl From<TranscriptPiece> for Piece {
 #[derive(Debug)]
 pub(crate) struct State {
     growing: Option<Growing>,
+    /// The message held ended at a line passed over ([`Adapter::passes_over`]): it is ended
+    /// before the next line's pieces ([`Adapter::prepare`]).
+    ended: bool,
     usage_done: Recent<()>,
     /// The session ids a usage-only reading has seen a line of ([`Adapter::passes_over`]).
     started: Vec<Box<[u8]>>,
@@ -260,7 +283,7 @@ const MAX_SKIM_SESSIONS: usize = 64;
 
 impl Default for State {
     fn default() -> State {
-        State { growing: None, usage_done: Recent::new(1 << 12), started: Vec::new() }
+        State { growing: None, ended: false, usage_done: Recent::new(1 << 12), started: Vec::new() }
     }
 }
 
@@ -280,6 +303,7 @@ struct Growing {
 /// Ends the message held: its usage is written before the current line's events, with its own
 /// last line.
 fn flush_growing(st: &mut State, cx: &mut dyn Cx) {
+    st.ended = false;
     let Some(g) = st.growing.take() else { return };
     st.usage_done.insert(&g.message_id);
     let mut ev = g.event;

@@ -9,7 +9,6 @@
 //! again from the line, folded and written one by one (memory stays a small multiple of the line
 //! whatever number of blocks it holds).
 
-
 use base64::Engine as _;
 
 use super::survey::{ReadAs, Survey, SurveyKey};
