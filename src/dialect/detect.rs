@@ -64,6 +64,17 @@ pub(crate) fn fit(frame: Val<'_>) -> Fit {
     super::registry::fit(frame)
 }
 
+/// What [`Detector::decide`] makes of `frame` in a stream whose dialect so far is exactly
+/// `current` (the fold's own detector, not a guess), as a fit: only `current` when its adapter
+/// claims the frame with its whole envelope (the strongest claim, so the detector keeps it
+/// whatever ties with it; the other adapters are not asked), else [`fit`].
+pub(crate) fn fit_in(frame: Val<'_>, current: Option<Dialect>) -> Fit {
+    match current {
+        Some(d) if super::registry::claims_envelope(d, frame) => Fit::only(d),
+        _ => fit(frame),
+    }
+}
+
 /// What a decoder ahead of the fold knows, or guesses, of the stream's [`Detector`]: the dialects
 /// it may have fixed, and whether it may have fixed none yet.
 ///

@@ -71,6 +71,17 @@ macro_rules! define_registry {
             fit
         }
 
+        /// Whether the adapter of `d` claims `frame` with its whole envelope ([`Claim::Envelope`],
+        /// the strongest claim): no dialect claims it more strongly, so `d` is among the ones it
+        /// fits, and a stream already of `d` stays `d` (the detector keeps a dialect the frame
+        /// fits) whatever others tie with it.
+        pub(crate) fn claims_envelope(d: Dialect, frame: Val<'_>) -> bool {
+            let ty = frame.str_at("type");
+            match d {
+                $(Dialect::$variant => <super::$module::$adapter as Adapter>::claim(frame, ty) == Claim::Envelope,)*
+            }
+        }
+
         /// [`fit`] asking every adapter about every frame: what the table must not change.
         #[cfg(test)]
         pub(crate) fn fit_asking_all(frame: Val<'_>) -> Fit {
@@ -334,6 +345,35 @@ mod tests {
     /// Every claim an adapter makes on a frame is covered by its declaration (its `type`, its
     /// lack of one, a prefix or a root key, and at most its strongest claim), so the table-driven
     /// fit is the fit of asking every adapter.
+    /// A stream's own dialect that claims a frame with its whole envelope decides it without
+    /// asking the others ([`crate::dialect::detect::fit_in`]): for every frame the declarations
+    /// are held to and every dialect a stream may be of so far, the detector picks what the whole
+    /// fit makes it pick, and the frames of the fixtures are taken that way.
+    #[test]
+    fn a_frame_claimed_with_the_streams_own_envelope_is_decided_as_the_whole_fit_decides_it() {
+        use crate::dialect::detect::{Detector, fit_in};
+        let mut parser = Parser::default();
+        let mut short = 0;
+        for line in frames() {
+            parser.with_frame(line.as_bytes(), |frame| {
+                let Ok(frame) = frame else { return };
+                let whole = fit(frame);
+                for &d in Dialect::ALL {
+                    let of = || {
+                        let mut det = Detector::new(None);
+                        det.decide(Fit::only(d));
+                        det
+                    };
+                    let (mut a, mut b) = (of(), of());
+                    let fast = fit_in(frame, Some(d));
+                    assert_eq!((a.decide(fast), a.current()), (b.decide(whole), b.current()), "{d:?}: {line}");
+                    short += usize::from(claims_envelope(d, frame));
+                }
+            });
+        }
+        assert!(short > 100, "the short way was never taken: {short}");
+    }
+
     #[test]
     fn declarations_cover_every_claim() {
         let mut parser = Parser::default();

@@ -360,7 +360,8 @@ impl Fold {
     pub fn decode_next(&mut self, line: &[u8], skim: crate::Skim) -> Decoded {
         let mut possible = self.possible();
         let usage_only = skim != crate::Skim::Every && self.core.survey.is_none();
-        super::decode_for(&mut self.parser, line, self.core.opts.dialect, &mut possible, usage_only)
+        let exact = self.core.detector.current();
+        super::decode_for(&mut self.parser, line, self.core.opts.dialect, &mut possible, usage_only, exact)
     }
 
     /// Passes over line `line_no` (a usage-only reading, [`crate::Sink::skims`]) when the

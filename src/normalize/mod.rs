@@ -23,7 +23,7 @@ pub mod survey;
 pub use fold::Fold;
 pub(crate) use fold::sample;
 
-use crate::dialect::detect::{Fit, Possible, fit};
+use crate::dialect::detect::{Fit, Possible, fit_in};
 use crate::dialect::{self, Mapped};
 use crate::event::sink::Sink;
 use crate::event::{Dialect, Event, UnknownReason};
@@ -217,18 +217,21 @@ thread_local! {
 #[cfg_attr(not(feature = "internals"), allow(dead_code))]
 pub fn decode(parser: &mut Parser, line: &[u8], forced: Option<Dialect>) -> Decoded {
     let mut any = Possible::ANY;
-    decode_for(parser, line, forced, &mut any, false)
+    decode_for(parser, line, forced, &mut any, false, None)
 }
 
 /// [`decode`], mapping the frame only for the dialects the stream's detector may pick from the
 /// states `possible` holds (which it then advances past the line, [`Possible::decide`]), and
-/// for usage only when `usage_only` ([`Mapped::usage_only`]).
+/// for usage only when `usage_only` ([`Mapped::usage_only`]). `exact` is the stream's dialect
+/// when the caller is the fold itself (its detector's, not a guess): a frame its adapter claims
+/// with its whole envelope is then not offered to the other adapters ([`detect::fit_in`]).
 pub(crate) fn decode_for(
     parser: &mut Parser,
     line: &[u8],
     forced: Option<Dialect>,
     possible: &mut Possible,
     usage_only: bool,
+    exact: Option<Dialect>,
 ) -> Decoded {
     if line.iter().all(|b| b.is_ascii_whitespace()) {
         return Decoded::Blank;
@@ -237,7 +240,7 @@ pub(crate) fn decode_for(
         Ok(frame) => {
             let fit = match forced {
                 Some(d) => Fit::only(d),
-                None => fit(frame),
+                None => fit_in(frame, exact),
             };
             let mut mapped = dialect::take_spare(&SPARE_MAPPED);
             mapped.extend(possible.decide(fit).iter().map(|d| map_as(d, frame, usage_only)));
@@ -684,7 +687,7 @@ mod tests {
     #[test]
     fn a_line_decoded_for_another_dialect_is_mapped_again() {
         let qwen = include_str!("../../fixtures/qwen/whole_messages.jsonl");
-        let exact = fold_with(qwen, |p, line, mut possible| decode_for(p, line, None, &mut possible, false));
+        let exact = fold_with(qwen, |p, line, mut possible| decode_for(p, line, None, &mut possible, false, None));
         // Decoded for a fold that saw none of the stream (so as Claude's): mapped again.
         let mut stale = Fold::new(Options::default());
         assert_eq!(fold_with(qwen, |_, line, _| stale.decode_next(line, crate::Skim::Every)), exact);
@@ -694,7 +697,8 @@ mod tests {
         let mut remapped = 0;
         let wrong = fold_with(qwen, |p, line, _| {
             // As if the stream were Claude's: its Claude-shaped frames are mapped as Claude's only.
-            let decoded = decode_for(p, line, None, &mut Possible::of(&Detector::new(Some(Dialect::Claude))), false);
+            let decoded =
+                decode_for(p, line, None, &mut Possible::of(&Detector::new(Some(Dialect::Claude))), false, None);
             if let Decoded::Frame { fit, mapped, .. } = &decoded
                 && fit.contains(Dialect::Qwen)
                 && !mapped.iter().any(|(d, _)| *d == Dialect::Qwen)

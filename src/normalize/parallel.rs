@@ -88,7 +88,7 @@ pub fn predecode(
             lines.push(None);
         } else {
             let line = lines::content(piece, first, true);
-            let decoded = decode_for(parser, line, forced, &mut possible, false);
+            let decoded = decode_for(parser, line, forced, &mut possible, false, None);
             if line == b"}" {
                 possible = Possible::ANY;
             }
