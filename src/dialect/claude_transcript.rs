@@ -338,13 +338,15 @@ pub fn map(f: Val<'_>, m: &mut Mapped) {
     };
     m.frame = ty.to_owned();
     if m.session_id.is_some() {
-        // Written by the fold only for a session id not seen before in the stream.
+        // Written by the fold only for a session id not seen before in the stream (read for
+        // usage only, with its folder alone: every line repeats these).
+        let full = !m.usage_only;
         m.push(Event::SessionStarted {
             env: Envelope::default(),
             model: None,
             cwd: f.string_at("cwd"),
-            cli_version: f.string_at("version"),
-            permission_mode: f.string_at("permissionMode"),
+            cli_version: full.then(|| f.string_at("version")).flatten(),
+            permission_mode: full.then(|| f.string_at("permissionMode")).flatten(),
             tools: None,
             parent_session_id: None,
         });

@@ -379,7 +379,8 @@ pub struct Mapped {
     /// [`skims`](crate::Sink::skims)): an adapter may then leave out the content of text,
     /// reasoning and tool events (their text, a call's input and summary, a result's output, and
     /// what is read from them: a plan, a question), whose reading is most of a conversation
-    /// line's cost and none of its usage. The events themselves stay, with their ids and times.
+    /// line's cost and none of its usage, and a `session_started`'s CLI version and permission
+    /// mode. The events themselves stay, with their ids and times.
     pub(crate) usage_only: bool,
 }
 

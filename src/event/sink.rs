@@ -40,8 +40,9 @@ pub trait Sink {
     /// line's dialect knows it writes nothing the sink needs ([`Skim`], `Adapter::passes_over`).
     /// Such a line then writes no event at all, and the lines that are read write their text,
     /// reasoning and tool events without what only the conversation needs: reasoning text, a
-    /// call's input and summary and what they imply (a plan, a question), a result's output
-    /// (the events, their ids and their times stay). A sink that counts usage (the report's
+    /// call's input and summary and what they imply (a plan, a question), a result's output,
+    /// a `session_started`'s CLI version and permission mode (the events, their ids and their
+    /// times stay). A sink that counts usage (the report's
     /// collector) says how much it needs between the events it needs; the default,
     /// [`Skim::Every`], gives every event whole.
     fn skims(&self) -> Skim {
