@@ -22,10 +22,12 @@
 //! name (`claude-opus-4-1` → `claude-opus-4-1-20250805`). A model not found gets no cost, never
 //! a guess.
 
-use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
 use crate::event::{ServiceTier, Usage};
+
+/// foldhash, not SipHash: the table is looked up once or more per request a report prices.
+type HashMap<K, V> = foldhash::HashMap<K, V>;
 
 /// The date of the embedded snapshot, as a literal (for `concat!` in this package's help texts;
 /// the path is the package's, so the macro works from any of its files).
