@@ -576,11 +576,11 @@ fn block(b: Val<'_>, message_id: &Option<String>, m: &mut Mapped, kinds: ToolKin
 fn tool_use(b: Val<'_>, m: &mut Mapped, kinds: ToolKinds) {
     let name = b.str_at("name").unwrap_or("unknown");
     let kind = kinds(name);
-    let input = b.get("input").filter(|v| !v.is_null());
     let id = b.string_at("id").unwrap_or_else(|| NO_ID.to_owned());
     if m.usage_only {
         return m.tool_started(id, name, kind, None, None);
     }
+    let input = b.get("input").filter(|v| !v.is_null());
     m.tool_started(
         id,
         name,

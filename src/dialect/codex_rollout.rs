@@ -652,11 +652,9 @@ fn response_item(p: Val<'_>, m: &mut Mapped) {
         "function_call" => function_call(p, m),
         "custom_tool_call" => custom_tool_call(p, m),
         "local_shell_call" => local_shell_call(p, m),
-        "function_call_output" | "custom_tool_call_output" if m.usage_only => {
-            m.push(Outcome { tool_id: call_id(p), ..Outcome::default() }.event());
-        }
         "function_call_output" | "custom_tool_call_output" => {
-            m.push(Outcome { tool_id: call_id(p), ..outcome(p.get("output")) }.event());
+            let read = if m.usage_only { Outcome::default() } else { outcome(p.get("output")) };
+            m.push(Outcome { tool_id: call_id(p), ..read }.event());
         }
         "web_search_call" => web_search_call(p, m),
         "image_generation_call" => {

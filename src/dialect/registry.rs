@@ -342,9 +342,6 @@ mod tests {
         out
     }
 
-    /// Every claim an adapter makes on a frame is covered by its declaration (its `type`, its
-    /// lack of one, a prefix or a root key, and at most its strongest claim), so the table-driven
-    /// fit is the fit of asking every adapter.
     /// A stream's own dialect that claims a frame with its whole envelope decides it without
     /// asking the others ([`crate::dialect::detect::fit_in`]): for every frame the declarations
     /// are held to and every dialect a stream may be of so far, the detector picks what the whole
@@ -374,6 +371,9 @@ mod tests {
         assert!(short > 100, "the short way was never taken: {short}");
     }
 
+    /// Every claim an adapter makes on a frame is covered by its declaration (its `type`, its
+    /// lack of one, a prefix or a root key, and at most its strongest claim), so the table-driven
+    /// fit is the fit of asking every adapter.
     #[test]
     fn declarations_cover_every_claim() {
         let mut parser = Parser::default();
