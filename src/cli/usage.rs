@@ -196,6 +196,8 @@ fn read_pieces(
         if i < n {
             norm.feed(&buf[i..], &mut col);
             partial = true;
+            // Counted here: the line's end is found in the next buffer, from its start.
+            pos += (n - i) as u64;
         }
         reader.consume(n);
         if let Some(p) = counters {
@@ -502,6 +504,9 @@ mod tests {
             let truth = all_reports(&[whole.usage()]);
             // Read on from the last piece, the usage before it as the cache keeps it (bytes).
             let at = pieces.last_at;
+            // The last piece starts at a line's start.
+            let bytes = std::fs::read(log).unwrap();
+            assert!(at == 0 || bytes.get(at as usize - 1) == Some(&b'\n'), "{}: piece at {at}", log.display());
             let before = pieces.before.as_ref().unwrap_or_else(|| panic!("{}: not cut", log.display()));
             let before = InputUsage::from_bytes(&before.to_bytes(), input.source()).unwrap();
             assert_eq!(all_reports(&[pieces.usage()]), truth, "{}", log.display());
@@ -539,6 +544,12 @@ mod tests {
         ];
         std::fs::write(&waiting, lines.join("\n") + "\n").unwrap();
         same(&waiting);
+        // Longer than the reading buffer (1 MiB): lines run on past it, and where the last
+        // piece starts counts their bytes in the buffer before.
+        let long = dir.path().join("long.jsonl");
+        std::fs::write(&long, transcript(0..6000, 50)).unwrap();
+        assert!(std::fs::metadata(&long).unwrap().len() > 3 << 20);
+        same(&long);
         // Every transcript fixture one after the other.
         let all = dir.path().join("all.jsonl");
         let mut bytes = Vec::new();
