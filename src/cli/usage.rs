@@ -160,7 +160,8 @@ fn read_pieces(
         None => collector(),
     };
     let (mut norm, mut col) = (Normalizer::new(options.clone()), seeded(before.as_ref()));
-    let (mut start, mut pos) = (from, from);
+    // Where the current piece starts, and where the buffer read starts in the file.
+    let (mut start, mut base) = (from, from);
     // Bytes of the line being read were fed (it runs on past the buffer).
     let mut partial = false;
     loop {
@@ -179,8 +180,8 @@ fn read_pieces(
             } else {
                 norm.line(&buf[i..end], &mut col);
             }
-            pos += (end + 1 - i) as u64;
             i = end + 1;
+            let pos = base + i as u64;
             if pos - start >= piece && norm.at_rest() {
                 norm.finish(&mut col);
                 let done = col.finish();
@@ -196,10 +197,9 @@ fn read_pieces(
         if i < n {
             norm.feed(&buf[i..], &mut col);
             partial = true;
-            // Counted here: the line's end is found in the next buffer, from its start.
-            pos += (n - i) as u64;
         }
         reader.consume(n);
+        base += n as u64;
         if let Some(p) = counters {
             p.read(n);
         }
