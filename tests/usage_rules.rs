@@ -581,6 +581,44 @@ fn statusline_prints_one_line_from_claude_codes_status_json() {
 }
 
 #[test]
+fn statusline_reads_the_context_of_a_long_transcripts_last_main_thread_request_from_its_end() {
+    use std::io::Write as _;
+    let d = tempfile::tempdir().unwrap();
+    let mut text = String::new();
+    // About 800 kB of requests, the last main-thread one 150k tokens in…
+    for i in 0..2000u64 {
+        let input = if i == 1999 { 150_000 } else { 1_000 + i };
+        text += &transcript_u("S1", &format!("m{i}"), "2026-05-01T09:00:00Z", input);
+        text.push('\n');
+    }
+    // …then a subagent's request, and over 256 KiB of prompts that hold no usage.
+    text += &transcript_u("S1", "side", "2026-05-01T09:30:00Z", 7)
+        .replace(r#""isSidechain":false"#, r#""isSidechain":true"#);
+    text.push('\n');
+    for i in 0..400 {
+        let prompt = "p".repeat(1000);
+        text += &format!(
+            r#"{{"type":"user","sessionId":"S1","uuid":"p{i}","parentUuid":null,"isSidechain":false,"timestamp":"2026-05-01T09:40:00Z","message":{{"role":"user","content":"{prompt}"}}}}"#
+        );
+        text.push('\n');
+    }
+    let t = write(d.path(), "projects/-w/S1.jsonl", &text);
+    // Claude Code builds that pass no `context_window` leave it to the transcript.
+    let status = serde_json::json!({"session_id": "S1", "transcript_path": t, "model": {"display_name": "Sonnet"}});
+    let mut child = bin()
+        .args(["statusline", "--no-cache", "--timezone", "UTC", "--now", "2026-05-01T10:00:00Z"])
+        .arg(d.path().join("projects"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(status.to_string().as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let line = String::from_utf8(out.stdout).unwrap();
+    assert!(line.contains("ctx 75% (150.0k/200.0k)"), "{line}");
+}
+
+#[test]
 fn a_usage_object_written_with_spaces_still_counts() {
     let d = tempfile::tempdir().unwrap();
     let line = transcript_u("S", "m1", "2026-05-01T10:00:00Z", 42).replace(r#""usage":{"#, r#""usage" :  {"#);

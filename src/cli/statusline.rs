@@ -149,8 +149,7 @@ fn context(status: &Value) -> Option<String> {
         Some(n) => n,
         None => {
             let path = PathBuf::from(status.get("transcript_path").and_then(Value::as_str)?);
-            let options = Options::default().observed_at(false);
-            let _ = super::exec::feed_input(&Input::File(path), &options, None, &mut last);
+            last = last_context(&path);
             last.context?
         }
     };
@@ -166,6 +165,53 @@ fn context(status: &Value) -> Option<String> {
         agentnorm::sink::report::short_number(used),
         agentnorm::sink::report::short_number(window)
     ))
+}
+
+/// The bytes of a transcript's end read first for its last request's context
+/// ([`last_context`]); four times more at each try that finds none.
+const TAIL_BYTES: u64 = 256 << 10;
+
+/// The last main-thread request's context in the transcript at `path`, read from its end: its
+/// last [`TAIL_BYTES`] from the first line that starts in them, then four times as many, until a
+/// request is found or the whole file was read (a transcript of tens of MB is not decoded whole
+/// at every message). A file that is not plain text (compressed) is read whole.
+fn last_context(path: &std::path::Path) -> LastContext {
+    use std::io::{Seek as _, SeekFrom};
+    let options = Options::default().observed_at(false);
+    let whole = || {
+        let mut last = LastContext::default();
+        let _ = super::exec::feed_input(&Input::File(path.to_owned()), &options, None, &mut last);
+        last
+    };
+    let Ok(mut file) = std::fs::File::open(path) else { return whole() };
+    let len = file.metadata().map_or(0, |m| m.len());
+    let mut head = [0u8; 16];
+    let n = file.read(&mut head).unwrap_or(0);
+    if !agentnorm::files::is_plain(&head[..n]) {
+        return whole();
+    }
+    let mut tail = TAIL_BYTES;
+    while tail < len {
+        let from = len - tail;
+        let mut bytes = Vec::with_capacity(tail as usize);
+        if file.seek(SeekFrom::Start(from)).is_err()
+            || io::Read::by_ref(&mut file).take(tail).read_to_end(&mut bytes).is_err()
+        {
+            return whole();
+        }
+        // The first line that starts in the tail (the byte before `from` may end a line: the
+        // partial first line is dropped either way, at worst one whole line).
+        let start = memchr::memchr(b'\n', &bytes).map_or(bytes.len(), |i| i + 1);
+        let mut last = LastContext::default();
+        let mut norm = agentnorm::Normalizer::new(options.clone());
+        norm.feed(&bytes[start..], &mut last);
+        norm.finish(&mut last);
+        if last.context.is_some() {
+            return last;
+        }
+        tail = tail.saturating_mul(4);
+    }
+    whole()
 }
 
 /// `5h 20% used, 7d 4% used`: the status JSON's `rate_limits` where Claude Code gives them,
