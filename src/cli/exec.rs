@@ -678,6 +678,8 @@ fn map_inputs_with<T: Send>(
     let next = AtomicUsize::new(0);
     let done = AtomicBool::new(false);
     let results: Mutex<Vec<Option<T>>> = Mutex::new((0..inputs.len()).map(|_| None).collect());
+    // The thread that announces files ahead, woken as workers take them.
+    let ahead = std::sync::OnceLock::new();
     std::thread::scope(|s| {
         if let Some(reads) = reads.filter(|_| inputs.len() > 1) {
             let paths = inputs.iter().map(|i| match i {
@@ -685,13 +687,14 @@ fn map_inputs_with<T: Send>(
                 Input::Stdin => None,
             });
             let (next, done) = (&next, &done);
-            s.spawn(move || prefetch::ahead(paths, next, done, reads));
+            let _ = ahead.set(s.spawn(move || prefetch::ahead(paths, next, done, reads)).thread().clone());
         }
         let workers: Vec<_> = (0..threads.clamp(1, inputs.len().max(1)))
             .map(|_| {
                 s.spawn(|| {
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
+                        prefetch::taken(ahead.get());
                         let Some(input) = inputs.get(i) else { break };
                         let r = f(input);
                         if let Ok(mut v) = results.lock() {
@@ -703,6 +706,7 @@ fn map_inputs_with<T: Send>(
             .collect();
         let joined: Vec<_> = workers.into_iter().map(|w| w.join()).collect();
         done.store(true, Ordering::Relaxed);
+        prefetch::taken(ahead.get());
         for j in joined {
             if let Err(panic) = j {
                 std::panic::resume_unwind(panic);
