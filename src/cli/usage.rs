@@ -262,15 +262,21 @@ pub fn read_usage(
         let resume = cached.and_then(|(p, c, id)| {
             let (at, blob) = c.resume(p, id, dialect)?;
             let before = InputUsage::from_bytes(&blob.read().ok()?, input.source()).ok()?;
-            Some((at, before))
+            Some((at, before, blob))
         });
-        let g = read(input, how, counters.as_deref(), resume, PIECE_BYTES)?;
+        // The bytes of the usage before the last piece, kept as they are while that piece
+        // grows (a live transcript's usage is not encoded again at every run).
+        let settled = resume.as_ref().map(|&(at, _, blob)| (at, blob.clone()));
+        let g = read(input, how, counters.as_deref(), resume.map(|(at, before, _)| (at, before)), PIECE_BYTES)?;
         // Where a reading of it grown will start: its last piece, after the usage before it.
         let resume = match (cached, &g.before) {
             (Some((p, _, _)), Some(before)) => super::cache::check_before(p, g.last_at).ok().map(|check| Resume {
                 at: g.last_at,
                 check,
-                settled: keep(before.to_bytes()),
+                settled: match settled {
+                    Some((at, blob)) if at == g.last_at => blob,
+                    _ => keep(before.to_bytes()),
+                },
             }),
             _ => None,
         };
