@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A live session's transcript that grows between runs: what a warm `agentnorm statusline` and
 # `agentnorm usage` cost when one log of the home has two lines more each time (as after a
-# message), with the cache that `usage` filled. Against another build in the same run when
+# message), with the cache that `usage` filled; and an unchanged run given the live transcript
+# as `transcript_path` without `context_window` (the context then comes from the transcript). Against another build in the same run when
 # AGENTNORM_OLD names one (a build before logs were read on from their last piece).
 #
 # Usage: scripts/bench-append.sh [HOME_DIR] [MB...]
@@ -43,9 +44,12 @@ for mb in "${sizes[@]}"; do
       line="$line $(printf '%s' "$status" | ms "$bin" statusline --now 2026-05-31T00:00:00Z)"
     done
     same=""; for _ in 1 2 3; do same="$same $(printf '%s' "$status" | ms "$bin" statusline --now 2026-05-31T00:00:00Z)"; done
+    # As Claude Code builds that pass no `context_window` run it: the context from the transcript.
+    with_t="${status/\/nonexistent/$live/live.jsonl}"
+    ctx=""; for _ in 1 2 3; do ctx="$ctx $(printf '%s' "$with_t" | ms "$bin" statusline --now 2026-05-31T00:00:00Z)"; done
     use=""; for _ in 1 2 3; do cat "$live/.tail" >> "$live/live.jsonl"; use="$use $(ms "$bin" usage --json)"; done
-    printf '%s, live transcript %s MB: statusline after an append (ms):%s; unchanged:%s; usage --json after an append:%s\n' \
-      "$bin" "$mb" "$line" "$same" "$use"
+    printf '%s, live transcript %s MB: statusline after an append (ms):%s; unchanged:%s; unchanged, context from the transcript:%s; usage --json after an append:%s\n' \
+      "$bin" "$mb" "$line" "$same" "$ctx" "$use"
     rm -rf "$AGENTNORM_CACHE_DIR" "$live"
   done
 done
