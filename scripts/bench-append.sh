@@ -2,8 +2,9 @@
 # A live session's transcript that grows between runs: what a warm `agentnorm statusline` and
 # `agentnorm usage` cost when one log of the home has two lines more each time (as after a
 # message), with the cache that `usage` filled; and an unchanged run given the live transcript
-# as `transcript_path` without `context_window` (the context then comes from the transcript). Against another build in the same run when
-# AGENTNORM_OLD names one (a build before logs were read on from their last piece).
+# as `transcript_path` without `context_window` (the context then comes from the transcript).
+# Against another build in the same run when AGENTNORM_OLD names one (a build before logs were
+# read on from their last piece).
 #
 # Usage: scripts/bench-append.sh [HOME_DIR] [MB...]
 #   HOME_DIR  a scripts/mkhome home (default: ${TMPDIR:-/tmp}/agentnorm-bench-home, made if absent)
