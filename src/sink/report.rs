@@ -49,8 +49,8 @@
 //! assert_eq!((totals.usage.input, totals.usage.cache_read, totals.usage.output), (Some(10), Some(20), Some(5)));
 //! ```
 
-use std::collections::{BTreeMap, HashMap, HashSet};
-use std::hash::{Hash, Hasher};
+use std::collections::{BTreeMap, HashMap};
+use std::hash::Hash;
 use std::io::{self, Write};
 use std::sync::Arc;
 
@@ -62,6 +62,7 @@ use crate::event::sink::{Sink, Skim};
 use crate::event::{Dialect, Event, ModelUsage, Usage, UsageScope};
 use crate::sink::prices;
 
+mod seen;
 mod wire;
 pub use wire::WireError;
 
@@ -114,24 +115,23 @@ fn h64(v: impl Hash) -> u64 {
     foldhash::quality::FixedState::with_seed(0).hash_one(v)
 }
 
-/// The hasher of a set of [`h64`] hashes: they are spread already, so each is its own hash
-/// (hashing them again was a tenth of a warm `usage` run).
-#[derive(Debug, Default)]
-struct Prehashed(u64);
+/// How many requests ahead of the one counted the slot of an identity is asked for.
+const PREFETCH_AHEAD: usize = 16;
 
-impl Hasher for Prehashed {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = self.0.rotate_left(8) ^ u64::from(b);
-        }
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n;
+/// The identity a request of `turn` is counted once by, across all inputs (`None`: counted
+/// wherever it is).
+fn request_key(turn: &Turn, r: &Request) -> Option<u64> {
+    let sid = turn.session.as_deref().unwrap_or_default();
+    let claude = matches!(turn.dialect, Some(Dialect::Claude | Dialect::ClaudeTranscript));
+    match (r.message_id, r.at_key) {
+        // Claude message ids are the API's, unique across sessions: a session forked or
+        // resumed into a new file repeats its parent's messages under a new session id.
+        (Some(mid), _) if claude => Some(h64((0u8, mid))),
+        (Some(mid), _) => Some(h64((1u8, sid, mid))),
+        // No id (Codex rollouts): a copy of the same log (`archived_sessions`) repeats the same
+        // line at the same time with the same figures.
+        (None, Some(at)) if turn.session.is_some() => Some(h64((2u8, sid, figures_key(at, &r.usage)))),
+        (None, _) => None,
     }
 }
 
@@ -907,7 +907,10 @@ pub struct Report {
     rate_limits: Vec<RateReading>,
     /// The identities counted so far, hashed ([`h64`] of a tag, the session where the identity
     /// is the session's own, and the message id, or the time and figures).
-    counted: HashSet<u64, std::hash::BuildHasherDefault<Prehashed>>,
+    counted: seen::Seen,
+    /// The identities of the requests of the input being added ([`request_key`]), each asked
+    /// for a few requests ahead of its insert ([`seen::Seen::prefetch`]); kept between inputs.
+    keys: Vec<Option<u64>>,
     sessions: Vec<SessionInfo>,
     session_index: foldhash::HashMap<String, usize>,
     parts: Vec<Part>,
@@ -1014,10 +1017,22 @@ impl Report {
         }
         let mut anonymous: HashMap<Option<Dialect>, usize> = HashMap::new();
         let mut here = foldhash::HashSet::default();
-        for turn in input.turns {
-            let session = self.session(&turn, &input.source, input.order, &mut anonymous, &mut here);
-            self.add_turn(turn, session);
+        let mut keys = std::mem::take(&mut self.keys);
+        keys.clear();
+        for turn in &input.turns {
+            keys.extend(turn.requests.iter().map(|r| request_key(turn, r)));
         }
+        for k in keys.iter().take(PREFETCH_AHEAD).flatten() {
+            self.counted.prefetch(*k);
+        }
+        let mut first = 0;
+        for turn in input.turns {
+            let n = turn.requests.len();
+            let session = self.session(&turn, &input.source, input.order, &mut anonymous, &mut here);
+            self.add_turn(turn, session, &keys, first);
+            first += n;
+        }
+        self.keys = keys;
     }
 
     /// The session of `turn`, made on first sight. A session's project is the working folder
@@ -1070,23 +1085,17 @@ impl Report {
         i
     }
 
-    fn add_turn(&mut self, turn: Turn, session: usize) {
+    /// Adds a turn of the input being added: `keys[first..]` are its requests' identities
+    /// ([`request_key`]), and those of the input's later requests.
+    fn add_turn(&mut self, turn: Turn, session: usize, keys: &[Option<u64>], first: usize) {
         let sid = turn.session.as_deref().unwrap_or_default();
-        let claude = matches!(turn.dialect, Some(Dialect::Claude | Dialect::ClaudeTranscript));
         let mut had_ids = false;
         let mut fresh = Vec::new();
-        for r in turn.requests {
-            let key = match (r.message_id, r.at_key) {
-                // Claude message ids are the API's, unique across sessions: a session forked or
-                // resumed into a new file repeats its parent's messages under a new session id.
-                (Some(mid), _) if claude => Some(h64((0u8, mid))),
-                (Some(mid), _) => Some(h64((1u8, sid, mid))),
-                // No id (Codex rollouts): a copy of the same log (`archived_sessions`) repeats
-                // the same line at the same time with the same figures.
-                (None, Some(at)) if turn.session.is_some() => Some(h64((2u8, sid, figures_key(at, &r.usage)))),
-                (None, _) => None,
-            };
-            if let Some(key) = key {
+        for (i, r) in turn.requests.into_iter().enumerate() {
+            if let Some(Some(ahead)) = keys.get(first + i + PREFETCH_AHEAD) {
+                self.counted.prefetch(*ahead);
+            }
+            if let Some(key) = keys[first + i] {
                 had_ids = true;
                 if !self.counted.insert(key) {
                     continue;
