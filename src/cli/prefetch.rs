@@ -21,8 +21,8 @@ const AHEAD_BYTES: u64 = 256 << 20;
 
 /// Announces `paths[i]` for the `i` at or after `next` (the index the workers take next, which
 /// they advance), within [`AHEAD_FILES`] files and [`AHEAD_BYTES`] bytes of it, until every path
-/// is announced or `done` is set, waiting between them until woken ([`taken`]). `wanted` says whether a path will be read at all (a file the
-/// usage cache holds is not).
+/// is announced or `done` is set, waiting until woken ([`taken`]) while the window is full.
+/// `wanted` says whether a path will be read at all (a file the usage cache holds is not).
 pub fn ahead<'a>(
     paths: impl Iterator<Item = Option<&'a Path>>,
     next: &AtomicUsize,
