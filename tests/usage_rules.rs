@@ -541,9 +541,25 @@ fn schema_usage_describes_the_json_rows() {
     }
 }
 
+/// `agentnorm statusline --timezone UTC ARGS… LOGS` given `status` on stdin: its exit code and
+/// what it printed.
+fn statusline(args: &[&str], logs: &Path, status: &Value) -> (Option<i32>, String) {
+    use std::io::Write as _;
+    let mut child = bin()
+        .args(["statusline", "--timezone", "UTC"])
+        .args(args)
+        .arg(logs)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(status.to_string().as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    (out.status.code(), String::from_utf8(out.stdout).unwrap())
+}
+
 #[test]
 fn statusline_prints_one_line_from_claude_codes_status_json() {
-    use std::io::Write as _;
     let d = tempfile::tempdir().unwrap();
     let text = [
         transcript_u("S1", "m1", "2026-05-01T09:00:00Z", 2_900_000),
@@ -559,17 +575,8 @@ fn statusline_prints_one_line_from_claude_codes_status_json() {
         "cost": {"total_cost_usd": 1.5},
         "rate_limits": {"five_hour": {"used_percentage": 38.0}}
     });
-    let mut child = bin()
-        .args(["statusline", "--timezone", "UTC", "--now", "2026-05-01T12:00:00Z"])
-        .arg(d.path().join("projects"))
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(status.to_string().as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    let line = String::from_utf8(out.stdout).unwrap();
+    let (code, line) = statusline(&["--now", "2026-05-01T12:00:00Z"], &d.path().join("projects"), &status);
+    assert_eq!(code, Some(0));
     assert_eq!(line.lines().count(), 1, "{line}");
     // Today: 3M input tokens of Sonnet 4.5 at $3 per million (+ 2 output tokens).
     assert!(line.starts_with("Sonnet 4.5 · session $1.50 · today ~$9.00 · "), "{line}");
@@ -582,7 +589,6 @@ fn statusline_prints_one_line_from_claude_codes_status_json() {
 
 #[test]
 fn statusline_reads_the_context_of_a_long_transcripts_last_main_thread_request_from_its_end() {
-    use std::io::Write as _;
     let d = tempfile::tempdir().unwrap();
     let mut text = String::new();
     // About 800 kB of requests, the last main-thread one 150k tokens in…
@@ -605,16 +611,7 @@ fn statusline_reads_the_context_of_a_long_transcripts_last_main_thread_request_f
     let t = write(d.path(), "projects/-w/S1.jsonl", &text);
     // Claude Code builds that pass no `context_window` leave it to the transcript.
     let status = serde_json::json!({"session_id": "S1", "transcript_path": t, "model": {"display_name": "Sonnet"}});
-    let mut child = bin()
-        .args(["statusline", "--no-cache", "--timezone", "UTC", "--now", "2026-05-01T10:00:00Z"])
-        .arg(d.path().join("projects"))
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(status.to_string().as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
-    let line = String::from_utf8(out.stdout).unwrap();
+    let (_, line) = statusline(&["--no-cache", "--now", "2026-05-01T10:00:00Z"], &d.path().join("projects"), &status);
     assert!(line.contains("ctx 75% (150.0k/200.0k)"), "{line}");
 }
 
