@@ -100,7 +100,7 @@ impl FileId {
 }
 
 /// `len` bytes of `file` from `offset`.
-fn read_at(file: &fs::File, offset: u64, len: u64) -> std::io::Result<Vec<u8>> {
+pub(super) fn read_at(file: &fs::File, offset: u64, len: u64) -> std::io::Result<Vec<u8>> {
     let mut buf = vec![0; usize::try_from(len).map_err(std::io::Error::other)?];
     #[cfg(unix)]
     std::os::unix::fs::FileExt::read_exact_at(file, &mut buf, offset)?;

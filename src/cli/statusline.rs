@@ -176,30 +176,22 @@ const TAIL_BYTES: u64 = 256 << 10;
 /// request is found or the whole file was read (a transcript of tens of MB is not decoded whole
 /// at every message). A file that is not plain text (compressed) is read whole.
 fn last_context(path: &std::path::Path) -> LastContext {
-    use std::io::{Seek as _, SeekFrom};
+    use super::cache::read_at;
     let options = Options::default().observed_at(false);
     let whole = || {
         let mut last = LastContext::default();
         let _ = super::exec::feed_input(&Input::File(path.to_owned()), &options, None, &mut last);
         last
     };
-    let Ok(mut file) = std::fs::File::open(path) else { return whole() };
+    let Ok(file) = std::fs::File::open(path) else { return whole() };
     let len = file.metadata().map_or(0, |m| m.len());
-    let mut head = [0u8; 16];
-    let n = file.read(&mut head).unwrap_or(0);
-    if !agentnorm::files::is_plain(&head[..n]) {
+    if !read_at(&file, 0, len.min(16)).is_ok_and(|head| agentnorm::files::is_plain(&head)) {
         return whole();
     }
     let mut tail = TAIL_BYTES;
     while tail < len {
-        let from = len - tail;
-        let mut bytes = Vec::with_capacity(tail as usize);
-        if file.seek(SeekFrom::Start(from)).is_err()
-            || io::Read::by_ref(&mut file).take(tail).read_to_end(&mut bytes).is_err()
-        {
-            return whole();
-        }
-        // The first line that starts in the tail (the byte before `from` may end a line: the
+        let Ok(bytes) = read_at(&file, len - tail, tail) else { return whole() };
+        // The first line that starts in the tail (the byte before the tail may end a line: the
         // partial first line is dropped either way, at worst one whole line).
         let start = memchr::memchr(b'\n', &bytes).map_or(bytes.len(), |i| i + 1);
         let mut last = LastContext::default();

@@ -33,19 +33,13 @@ impl Seen {
         if (self.len + 1) * 4 > self.slots.len() * 3 {
             self.grow();
         }
-        let mask = self.slots.len() - 1;
-        let mut i = hash as usize & mask;
-        loop {
-            match self.slots[i] {
-                EMPTY => {
-                    self.slots[i] = hash;
-                    self.len += 1;
-                    return true;
-                }
-                s if s == hash => return false,
-                _ => i = (i + 1) & mask,
-            }
+        let i = slot(&self.slots, hash);
+        if self.slots[i] == hash {
+            return false;
         }
+        self.slots[i] = hash;
+        self.len += 1;
+        true
     }
 
     /// Asks the CPU for the memory of `hash`'s slot, to be inserted soon. Only a hint: it reads
@@ -68,12 +62,8 @@ impl Seen {
     fn grow(&mut self) {
         let slots = (self.slots.len() * 2).max(MIN_SLOTS);
         let old = std::mem::replace(&mut self.slots, vec![EMPTY; slots]);
-        let mask = slots - 1;
         for hash in old.into_iter().filter(|&h| h != EMPTY) {
-            let mut i = hash as usize & mask;
-            while self.slots[i] != EMPTY {
-                i = (i + 1) & mask;
-            }
+            let i = slot(&self.slots, hash);
             self.slots[i] = hash;
         }
     }
@@ -83,6 +73,17 @@ impl Seen {
     fn len(&self) -> usize {
         self.len
     }
+}
+
+/// Where `hash` is in `slots` (a power of two of them, at least one free), else the free slot
+/// it goes in: from its own slot on, the first that holds it or is free.
+fn slot(slots: &[u64], hash: u64) -> usize {
+    let mask = slots.len() - 1;
+    let mut i = hash as usize & mask;
+    while slots[i] != EMPTY && slots[i] != hash {
+        i = (i + 1) & mask;
+    }
+    i
 }
 
 #[cfg(test)]
