@@ -346,15 +346,13 @@ impl UsageCache {
         let before = self.entries.len();
         self.entries.retain(|k, _| keys.contains(k));
         self.changed |= self.entries.len() != before;
+        // The cache behind is read only when a file is missing here (it is most of a run).
+        let missing: Vec<&Vec<u8>> = keys.iter().filter(|k| !self.entries.contains_key(*k)).collect();
         let mut taken = Vec::new();
-        if let Some(behind) = self.behind() {
-            for k in &keys {
-                if !self.entries.contains_key(k)
-                    && let Some(e) = behind.entries.get(k)
-                {
-                    taken.push((k.clone(), e.clone()));
-                }
-            }
+        if !missing.is_empty()
+            && let Some(behind) = self.behind()
+        {
+            taken.extend(missing.into_iter().filter_map(|k| Some((k.clone(), behind.entries.get(k)?.clone()))));
         }
         self.changed |= !taken.is_empty();
         self.entries.extend(taken);
@@ -367,10 +365,13 @@ impl UsageCache {
     }
 
     /// The span and usage cached for `path`, when its identity now is the one it was read with
-    /// (and it was read with the same `--dialect`).
+    /// (and it was read with the same `--dialect`). The cache behind is not asked for a file
+    /// this one holds as it was before (a live transcript that grew since the last status
+    /// line): reading it is most of such a run, and the file is read on from its last piece.
     pub fn get(&self, path: &Path, id: FileId, dialect: Option<Dialect>) -> Option<(Option<(i64, i64)>, &Blob)> {
         match self.entries.get(&key(path)) {
             Some(e) if e.id == id && e.dialect == dialect => Some((e.span, &e.blob)),
+            Some(e) if e.dialect == dialect => None,
             _ => self.behind()?.get(path, id, dialect),
         }
     }
@@ -767,6 +768,20 @@ mod tests {
         // still found behind.
         let c = UsageCache::open_before(&front, &back);
         assert_eq!(bytes(&c, &logs[1], id_of(&logs[1])), Some(vec![9]));
+        assert_eq!(bytes(&c, &logs[2], id_of(&logs[2])), Some(vec![2]));
+
+        // A run over the files it holds does not read the cache behind (most of a status
+        // line's run), not even for one of them that grew (it is read on, not taken from behind).
+        let read_behind = |c: &UsageCache| c.behind.as_ref().is_some_and(|(_, b)| b.get().is_some());
+        let mut c = UsageCache::open_before(&front, &back);
+        fs::write(&logs[0], b"{}\n{}\n{}\n").unwrap();
+        assert_eq!(bytes(&c, &logs[0], id_of(&logs[0])), None, "grown: read again");
+        assert_eq!(bytes(&c, &logs[1], id_of(&logs[1])), Some(vec![9]));
+        c.keep_only(&logs[..2]);
+        assert!(!read_behind(&c), "the cache behind was read");
+        // One it does not hold is still taken from behind.
+        c.keep_only(&logs);
+        assert!(read_behind(&c));
         assert_eq!(bytes(&c, &logs[2], id_of(&logs[2])), Some(vec![2]));
     }
 
