@@ -9,7 +9,8 @@
 //! when all of these are the same now: a file changed, replaced (a new inode), appended to or
 //! truncated is read again. A log read in pieces (a Claude Code transcript of 1 MiB or more,
 //! `usage::read_pieces`) also has a [`Resume`] point, the start of its last piece, with the
-//! usage of the pieces before it: when the same file (device and inode) has grown and the 64 KiB
+//! usage of the pieces before it (its entry's usage is then that of the last piece, [`Parts`]:
+//! each turn is kept once): when the same file (device and inode) has grown and the 64 KiB
 //! before that point are the bytes that were there ([`check_before`]), it is read on from
 //! there; any other change is read whole. The file starts with the agentnorm version and a hash of the
 //! sources it was built from (`build.rs`): another build's cache is ignored (and replaced), as
@@ -154,6 +155,18 @@ impl Blob {
     }
 }
 
+/// A file's usage as the cache holds it: for a log read in pieces, the usage of the pieces
+/// before its last ([`Resume::settled`]) and of its last piece, else all of it in `rest`. Kept
+/// apart, a live transcript that grew is not encoded again whole at each run, and the cache
+/// holds its usage once.
+#[derive(Debug, Clone)]
+pub struct Parts {
+    /// The usage of the pieces before the last.
+    pub settled: Option<Blob>,
+    /// The usage of the rest of the file (of all of it, without `settled`).
+    pub rest: Blob,
+}
+
 impl From<Vec<u8>> for Blob {
     fn from(v: Vec<u8>) -> Blob {
         Blob::Memory(v.into())
@@ -215,7 +228,8 @@ impl Spool {
 }
 
 /// One cached file: its identity and `--dialect` when read, the span of its usage's times
-/// ([`InputUsage::span_ms`]: the report's order, known without reading the usage), the usage.
+/// ([`InputUsage::span_ms`]: the report's order, known without reading the usage), the usage
+/// (of its bytes from its resume point on, when it has one: the rest is the resume's).
 ///
 /// [`InputUsage::span_ms`]: agentnorm::sink::report::InputUsage::span_ms
 #[derive(Debug, Clone)]
@@ -239,6 +253,10 @@ pub struct Resume {
     ///
     /// [`InputUsage::to_bytes`]: agentnorm::sink::report::InputUsage::to_bytes
     pub settled: Blob,
+    /// The span of that usage's times ([`InputUsage::span_ms`]).
+    ///
+    /// [`InputUsage::span_ms`]: agentnorm::sink::report::InputUsage::span_ms
+    pub span: Option<(i64, i64)>,
 }
 
 /// How many bytes before a resume point [`check_before`] reads.
@@ -256,8 +274,11 @@ pub fn check_before(path: &Path, at: u64) -> std::io::Result<u64> {
 
 /// One entry of the index on disk: the key (the path's bytes), the identity, the `--dialect`,
 /// the span, where the usage is in the file (offset, length), and the resume point (`at`,
-/// `check`, and where the usage before it is: offset, length).
-type DiskEntry<'a> = (&'a [u8], FileId, Option<Dialect>, Option<(i64, i64)>, u64, u64, Option<(u64, u64, u64, u64)>);
+/// `check`, where the usage before it is: offset, length, and its span).
+type DiskEntry<'a> = (&'a [u8], FileId, Option<Dialect>, Option<(i64, i64)>, u64, u64, Option<DiskResume>);
+
+/// A [`Resume`] on disk: `at`, `check`, the offset and length of the usage before `at`, its span.
+type DiskResume = (u64, u64, u64, u64, Option<(i64, i64)>);
 
 /// The index at the end of the file.
 #[derive(Serialize, Deserialize)]
@@ -368,9 +389,11 @@ impl UsageCache {
     /// (and it was read with the same `--dialect`). The cache behind is not asked for a file
     /// this one holds as it was before (a live transcript that grew since the last status
     /// line): reading it is most of such a run, and the file is read on from its last piece.
-    pub fn get(&self, path: &Path, id: FileId, dialect: Option<Dialect>) -> Option<(Option<(i64, i64)>, &Blob)> {
+    pub fn get(&self, path: &Path, id: FileId, dialect: Option<Dialect>) -> Option<(Option<(i64, i64)>, Parts)> {
         match self.entries.get(&key(path)) {
-            Some(e) if e.id == id && e.dialect == dialect => Some((e.span, &e.blob)),
+            Some(e) if e.id == id && e.dialect == dialect => {
+                Some((e.span, Parts { settled: e.resume.as_ref().map(|r| r.settled.clone()), rest: e.blob.clone() }))
+            }
             Some(e) if e.dialect == dialect => None,
             _ => self.behind()?.get(path, id, dialect),
         }
@@ -381,11 +404,11 @@ impl UsageCache {
     /// the one that was read (same device and inode, read with the same `--dialect`), it is not
     /// shorter than that point, and the bytes before the point are the ones that were there
     /// ([`check_before`]). A log that only grew is so read from its last piece.
-    pub fn resume(&self, path: &Path, id: FileId, dialect: Option<Dialect>) -> Option<(u64, &Blob)> {
-        fn own<'a>(e: &'a Entry, path: &Path, id: FileId, dialect: Option<Dialect>) -> Option<(u64, &'a Blob)> {
+    pub fn resume(&self, path: &Path, id: FileId, dialect: Option<Dialect>) -> Option<&Resume> {
+        fn own<'a>(e: &'a Entry, path: &Path, id: FileId, dialect: Option<Dialect>) -> Option<&'a Resume> {
             let r = e.resume.as_ref()?;
             let same = e.id.dev == id.dev && e.id.ino == id.ino && e.dialect == dialect && id.size >= r.at;
-            (same && check_before(path, r.at).ok()? == r.check).then_some((r.at, &r.settled))
+            (same && check_before(path, r.at).ok()? == r.check).then_some(r)
         }
         match self.entries.get(&key(path)).and_then(|e| own(e, path, id, dialect)) {
             Some(found) => Some(found),
@@ -400,7 +423,8 @@ impl UsageCache {
         self.spool.get_or_init(|| Spool::named(dir).ok()).as_ref()
     }
 
-    /// Records what `path` (of identity `id`) gave.
+    /// Records what `path` (of identity `id`) gave: `blob`, the usage of its bytes from the
+    /// resume point on (of all of them, without one).
     pub fn put(
         &mut self,
         path: &Path,
@@ -465,7 +489,7 @@ impl UsageCache {
                 let resume = match &e.resume {
                     Some(r) => {
                         let (o, l) = place(&r.settled)?;
-                        Some((r.at, r.check, o, l))
+                        Some((r.at, r.check, o, l, r.span))
                     }
                     None => None,
                 };
@@ -554,7 +578,9 @@ fn parse(file: fs::File) -> Option<HashMap<Vec<u8>, Entry>> {
             let inside = |offset: u64, len: u64| offset >= body && offset.checked_add(len).is_some_and(|end| end <= at);
             let blob = |offset, len| Blob::File { file: file.clone(), offset, len };
             let resume = match resume {
-                Some((r_at, check, o, l)) if inside(o, l) => Some(Resume { at: r_at, check, settled: blob(o, l) }),
+                Some((r_at, check, o, l, span)) if inside(o, l) => {
+                    Some(Resume { at: r_at, check, settled: blob(o, l), span })
+                }
                 Some(_) => return None,
                 None => None,
             };
@@ -574,7 +600,7 @@ mod tests {
 
     /// The bytes cached for `path` (of identity `id`, read with no `--dialect`).
     fn bytes(c: &UsageCache, path: &Path, id: FileId) -> Option<Vec<u8>> {
-        c.get(path, id, None).map(|(_, b)| b.read().unwrap())
+        c.get(path, id, None).map(|(_, p)| p.rest.read().unwrap())
     }
 
     /// The files in `dir`, by name.
@@ -698,7 +724,10 @@ mod tests {
 
         // A run that reads nothing afresh writes nothing.
         let c = UsageCache::open_at(&store);
-        assert!(matches!(c.get(&a, id_of(&a), None), Some((_, Blob::File { .. }))), "left in the file");
+        assert!(
+            matches!(c.get(&a, id_of(&a), None), Some((_, Parts { rest: Blob::File { .. }, .. }))),
+            "left in the file"
+        );
         c.save().unwrap();
         drop(c);
         assert_eq!(names(store.parent().unwrap()), ["usage.bin"]);

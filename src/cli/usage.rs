@@ -10,7 +10,7 @@ use agentnorm::{Dialect, Normalizer, Options};
 use anyhow::{Context as _, Result};
 
 use super::UsageArgs;
-use super::cache::{Blob, FileId, Resume, Spool, UsageCache};
+use super::cache::{Blob, FileId, Parts, Resume, Spool, UsageCache};
 use super::input::Input;
 use super::{exec, input, progress, stdout};
 
@@ -34,7 +34,8 @@ fn terminal_width() -> Option<usize> {
     (ok && ws.ws_col > 0).then_some(usize::from(ws.ws_col))
 }
 
-/// One input's usage as read: the bytes the cache keeps ([`InputUsage::to_bytes`]), in the
+/// One input's usage as read: the bytes the cache keeps ([`InputUsage::to_bytes`]; for a log
+/// read in pieces, those of the pieces before its last and of its last, [`Parts`]), in the
 /// cache file or in the spool of what the run read ([`Spool`]), decoded only when the report
 /// takes them ([`add_all`]): a report over a 2 GB home then holds one input's usage at a time,
 /// not 12,000.
@@ -44,7 +45,7 @@ pub struct Collected {
     /// The input's place among the inputs given.
     order: usize,
     span: Option<(i64, i64)>,
-    blob: Blob,
+    parts: Parts,
 }
 
 /// How the inputs are read for their usage.
@@ -254,35 +255,52 @@ pub fn read_usage(
             _ => None,
         };
         if let Some((p, c, id)) = cached
-            && let Some((span, blob)) = c.get(p, id, dialect)
+            && let Some((span, parts)) = c.get(p, id, dialect)
         {
-            return Ok((Collected { order: 0, span, blob: blob.clone() }, None));
+            return Ok((Collected { order: 0, span, parts }, None));
         }
-        // A log that grew: read on from its last piece, after the usage of the pieces before.
+        // A log that grew: read on from its last piece, from what the pieces before left
+        // waiting (their turns are not decoded: their usage is kept as it is).
         let resume = cached.and_then(|(p, c, id)| {
-            let (at, blob) = c.resume(p, id, dialect)?;
-            let before = InputUsage::from_bytes(&blob.read().ok()?, input.source()).ok()?;
-            Some((at, before, blob))
+            let r = c.resume(p, id, dialect)?;
+            let head = InputUsage::head_from_bytes(&r.settled.read().ok()?, input.source()).ok()?;
+            Some((r.clone(), head))
         });
-        // The bytes of the usage before the last piece, kept as they are while that piece
-        // grows (a live transcript's usage is not encoded again at every run).
-        let settled = resume.as_ref().map(|&(at, _, blob)| (at, blob.clone()));
-        let g = read(input, how, counters.as_deref(), resume.map(|(at, before, _)| (at, before)), PIECE_BYTES)?;
-        // Where a reading of it grown will start: its last piece, after the usage before it.
-        let resume = match (cached, &g.before) {
-            (Some((p, _, _)), Some(before)) => super::cache::check_before(p, g.last_at).ok().map(|check| Resume {
-                at: g.last_at,
-                check,
-                settled: match settled {
-                    Some((at, blob)) if at == g.last_at => blob,
-                    _ => keep(before.to_bytes()),
-                },
-            }),
-            _ => None,
+        // `None`: the usage kept before the last piece could not be read whole, with pieces
+        // ended since to join it (then the log is read whole).
+        let on = |resume: Option<&(Resume, InputUsage)>| -> Result<Option<(Collected, Fresh)>, String> {
+            let g = read(input, how, counters.as_deref(), resume.map(|(r, head)| (r.at, head.clone())), PIECE_BYTES)?;
+            // The usage before the last piece: the one kept while that piece grows (a live
+            // transcript's is not encoded again at every run); with pieces ended since, it and theirs.
+            let before = match (resume, g.before) {
+                (Some((r, _)), Some(_)) if g.last_at == r.at => Some((r.settled.clone(), r.span)),
+                (Some((r, _)), Some(ended)) => {
+                    let Some(mut all) =
+                        r.settled.read().ok().and_then(|b| InputUsage::from_bytes(&b, input.source()).ok())
+                    else {
+                        return Ok(None);
+                    };
+                    all.append(ended);
+                    Some((keep(all.to_bytes()), all.span_ms()))
+                }
+                (None, Some(before)) => Some((keep(before.to_bytes()), before.span_ms())),
+                (_, None) => None,
+            };
+            // Where a reading of it grown will start: its last piece, after the usage before it.
+            let resume = match (cached, &before) {
+                (Some((p, _, _)), Some((settled, span))) => super::cache::check_before(p, g.last_at)
+                    .ok()
+                    .map(|check| Resume { at: g.last_at, check, settled: settled.clone(), span: *span }),
+                _ => None,
+            };
+            let span = join_spans(before.as_ref().and_then(|b| b.1), g.last.span_ms());
+            let parts = Parts { settled: before.map(|b| b.0), rest: keep(g.last.to_bytes()) };
+            Ok(Some((Collected { order: 0, span, parts }, cached.map(|(_, _, id)| (id, resume)))))
         };
-        let usage = g.usage();
-        let blob = keep(usage.to_bytes());
-        Ok((Collected { order: 0, span: usage.span_ms(), blob }, cached.map(|(_, _, id)| (id, resume))))
+        match on(resume.as_ref())? {
+            Some(done) => Ok(done),
+            None => on(None)?.ok_or_else(|| format!("{}: not read", input.name())),
+        }
     });
     progress.finish();
     let mut read = Vec::with_capacity(collected.len());
@@ -290,7 +308,7 @@ pub fn read_usage(
         match c {
             Ok((mut c, fresh)) => {
                 if let (Some((id, resume)), Some(cache), Input::File(p)) = (fresh, cache.as_deref_mut(), input) {
-                    cache.put(p, id, dialect, c.span, c.blob.clone(), resume);
+                    cache.put(p, id, dialect, c.span, c.parts.rest.clone(), resume);
                 }
                 c.order = order;
                 read.push(c)
@@ -314,11 +332,15 @@ pub fn add_all(mut read: Vec<Collected>, inputs: &[Input], how: Reading, rep: &m
     read.sort_by_key(|c| agentnorm::sink::report::first_time_key(c.span));
     for c in read {
         // Unreadable or damaged bytes: the file is read again.
-        let decoded = c
-            .blob
-            .read()
-            .map_err(drop)
-            .and_then(|b| InputUsage::from_bytes(&b, inputs[c.order].source()).map_err(drop));
+        let source = || inputs[c.order].source();
+        let part = |b: &Blob| b.read().map_err(drop).and_then(|b| InputUsage::from_bytes(&b, source()).map_err(drop));
+        let decoded = match &c.parts.settled {
+            Some(settled) => part(settled).and_then(|mut all| {
+                all.append(part(&c.parts.rest)?);
+                Ok(all)
+            }),
+            None => part(&c.parts.rest),
+        };
         let u = match decoded {
             Ok(u) => Ok(u),
             Err(_) => collect(&inputs[c.order], how, None),
@@ -333,6 +355,14 @@ pub fn add_all(mut read: Vec<Collected>, inputs: &[Input], how: Reading, rep: &m
                 *failed = true;
             }
         }
+    }
+}
+
+/// The span of two spans' times together.
+fn join_spans(a: Option<(i64, i64)>, b: Option<(i64, i64)>) -> Option<(i64, i64)> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some((a.0.min(b.0), a.1.max(b.1))),
+        (x, None) | (None, x) => x,
     }
 }
 
@@ -513,11 +543,15 @@ mod tests {
             // The last piece starts at a line's start.
             let bytes = std::fs::read(log).unwrap();
             assert!(at == 0 || bytes.get(at as usize - 1) == Some(&b'\n'), "{}: piece at {at}", log.display());
-            let before = pieces.before.as_ref().unwrap_or_else(|| panic!("{}: not cut", log.display()));
-            let before = InputUsage::from_bytes(&before.to_bytes(), input.source()).unwrap();
+            let before = pieces.before.as_ref().unwrap_or_else(|| panic!("{}: not cut", log.display())).to_bytes();
             assert_eq!(all_reports(&[pieces.usage()]), truth, "{}", log.display());
-            let resumed = read(&input, Reading::default(), None, Some((at, before)), 0).unwrap();
-            assert_eq!(all_reports(&[resumed.usage()]), truth, "{}: read on from {at}", log.display());
+            // Read on from what the pieces before left waiting (their turns not decoded), the
+            // rest is what follows their usage.
+            let head = InputUsage::head_from_bytes(&before, input.source()).unwrap();
+            let rest = read(&input, Reading::default(), None, Some((at, head)), 0).unwrap();
+            let mut all = InputUsage::from_bytes(&before, input.source()).unwrap();
+            all.append(rest.usage());
+            assert_eq!(all_reports(&[all]), truth, "{}: read on from {at}", log.display());
         };
         // A session whose lines name another working folder from its third turn: its project
         // is the folder it started in, as read whole.
@@ -608,7 +642,7 @@ mod tests {
         let mut cache = UsageCache::default();
         assert_eq!(output_via(&log, &mut cache), 4000 * 50);
         let id = FileId::of_path(&log).unwrap();
-        let (at, _) = cache.resume(&log, id, None).expect("a resume point after the first pieces");
+        let at = cache.resume(&log, id, None).expect("a resume point after the first pieces").at;
         assert!(at >= 2 * PIECE_BYTES && at < first.len() as u64, "{at}");
 
         // Grown by 10 turns: what a cold reading of the grown log gives.
@@ -628,7 +662,7 @@ mod tests {
 
         // Changed just before the resume point: read whole.
         let id = FileId::of_path(&log).unwrap();
-        let (at, _) = cache.resume(&log, id, None).unwrap();
+        let at = cache.resume(&log, id, None).unwrap().at;
         let before = edited[..at as usize].rfind(r#""output_tokens":50"#).unwrap();
         let mut near = edited.clone();
         near.replace_range(before..before + 18, r#""output_tokens":70"#);
@@ -637,7 +671,7 @@ mod tests {
 
         // Cut shorter than the resume point: read whole.
         let id = FileId::of_path(&log).unwrap();
-        let (at, _) = cache.resume(&log, id, None).unwrap();
+        let at = cache.resume(&log, id, None).unwrap().at;
         let short = transcript(0..10, 50);
         assert!((short.len() as u64) < at);
         std::fs::write(&log, &short).unwrap();
@@ -648,6 +682,50 @@ mod tests {
         std::fs::write(&other, transcript(0..4020, 60)).unwrap();
         std::fs::rename(&other, &log).unwrap();
         assert_eq!(output_via(&log, &mut cache), 4020 * 60);
+    }
+
+    #[test]
+    fn a_log_that_grew_by_more_than_a_piece_is_read_on_and_counts_as_read_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("s.jsonl");
+        let first = transcript(0..4000, 50);
+        std::fs::write(&log, &first).unwrap();
+        let mut cache = UsageCache::default();
+        assert_eq!(output_via(&log, &mut cache), 4000 * 50);
+        let at = cache.resume(&log, FileId::of_path(&log).unwrap(), None).unwrap().at;
+        // Grown by 3,000 turns (more than two pieces): the reading on ends pieces of its own,
+        // whose usage joins the one kept before the old last piece.
+        std::fs::write(&log, first + &transcript(4000..7000, 60)).unwrap();
+        assert_eq!(output_via(&log, &mut cache), 4000 * 50 + 3000 * 60);
+        let id = FileId::of_path(&log).unwrap();
+        let r = cache.resume(&log, id, None).unwrap();
+        assert!(r.at > at + PIECE_BYTES, "the resume point moved on: {} after {at}", r.at);
+        // What the cache holds, the usage before the new last piece and of that piece, is what
+        // a cold reading gives; and it is read on from the new point.
+        let (_, parts) = cache.get(&log, id, None).unwrap();
+        let input = Input::File(log.clone());
+        let mut held = InputUsage::from_bytes(&parts.settled.unwrap().read().unwrap(), input.source()).unwrap();
+        held.append(InputUsage::from_bytes(&parts.rest.read().unwrap(), input.source()).unwrap());
+        let cold = collect(&input, Reading::default(), None).unwrap();
+        assert_eq!(all_reports(&[held]), all_reports(&[cold]));
+        let mut f = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+        std::io::Write::write_all(&mut f, transcript(7000..7001, 70).as_bytes()).unwrap();
+        drop(f);
+        assert_eq!(output_via(&log, &mut cache), 4000 * 50 + 3000 * 60 + 70);
+
+        // The usage kept before the last piece damaged in its turns (what is read to read on is
+        // before them): grown by more than a piece, the log is read whole, not short.
+        let id = FileId::of_path(&log).unwrap();
+        let (span, parts) = cache.get(&log, id, None).unwrap();
+        let r = cache.resume(&log, id, None).unwrap().clone();
+        let mut cut = r.settled.read().unwrap();
+        cut.truncate(cut.len() - 10);
+        assert!(InputUsage::head_from_bytes(&cut, None).is_ok() && InputUsage::from_bytes(&cut, None).is_err());
+        cache.put(&log, id, None, span, parts.rest, Some(Resume { settled: cut.into(), ..r }));
+        let mut f = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+        std::io::Write::write_all(&mut f, transcript(7001..9000, 80).as_bytes()).unwrap();
+        drop(f);
+        assert_eq!(output_via(&log, &mut cache), 4000 * 50 + 3000 * 60 + 70 + 1999 * 80);
     }
 
     #[test]
@@ -682,6 +760,6 @@ mod tests {
         let reread = totals(&inputs, Some(&mut cache));
         assert_eq!(reread, truth);
         let id = FileId::of(&std::fs::metadata(&log).unwrap());
-        assert_eq!(cache.get(&log, id, None).map(|(_, b)| b.read().unwrap()), Some(collected(&log)));
+        assert_eq!(cache.get(&log, id, None).map(|(_, p)| p.rest.read().unwrap()), Some(collected(&log)));
     }
 }

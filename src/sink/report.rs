@@ -206,6 +206,13 @@ impl InputUsage {
         wire::decode(bytes, source)
     }
 
+    /// [`InputUsage::from_bytes`] without the turns, which are not decoded: the rate-limit
+    /// readings, and what the input left waiting ([`Collector::waiting_from`]). What a reading
+    /// of the rest of the same log starts from, when the whole is not needed.
+    pub fn head_from_bytes(bytes: &[u8], source: Option<String>) -> Result<InputUsage, WireError> {
+        wire::decode_head(bytes, source)
+    }
+
     /// The earliest and latest times of its requests and turns (ms since the epoch).
     pub fn span_ms(&self) -> Option<(i64, i64)> {
         self.turns

@@ -89,10 +89,19 @@ struct WRate {
     at: Option<String>,
 }
 
+/// The turns come last: [`decode_head`] reads what is before them ([`WHead`]) alone.
 #[derive(Serialize, Deserialize)]
 struct WInput {
     strings: Vec<String>,
+    rate_limits: Vec<WRate>,
+    waiting: Vec<(Option<u32>, [Option<String>; 2])>,
     turns: Vec<WTurn>,
+}
+
+/// The fields of [`WInput`] before its turns.
+#[derive(Deserialize)]
+struct WHead {
+    strings: Vec<String>,
     rate_limits: Vec<WRate>,
     waiting: Vec<(Option<u32>, [Option<String>; 2])>,
 }
@@ -161,7 +170,7 @@ pub fn encode(input: &InputUsage) -> Vec<u8> {
         })
         .collect();
     let waiting = input.waiting.iter().map(|(id, first)| (strings.of(id), first.clone())).collect();
-    let w = WInput { strings: strings.list, turns, rate_limits, waiting };
+    let w = WInput { strings: strings.list, rate_limits, waiting, turns };
     // Serializing plain structs into a Vec cannot fail.
     postcard::to_stdvec(&w).unwrap_or_default()
 }
@@ -170,6 +179,19 @@ pub fn encode(input: &InputUsage) -> Vec<u8> {
 /// again by the caller).
 pub fn decode(bytes: &[u8], source: Option<String>) -> Result<InputUsage, WireError> {
     let w: WInput = postcard::from_bytes(bytes)?;
+    assemble(WHead { strings: w.strings, rate_limits: w.rate_limits, waiting: w.waiting }, w.turns, source)
+}
+
+/// What [`decode`] gives without the turns (their bytes are not read): the input's rate-limit
+/// readings and what it left waiting, which is what reading the rest of the same log on starts
+/// from ([`super::Collector::waiting_from`]).
+pub fn decode_head(bytes: &[u8], source: Option<String>) -> Result<InputUsage, WireError> {
+    let (head, _turns) = postcard::take_from_bytes::<WHead>(bytes)?;
+    assemble(head, Vec::new(), source)
+}
+
+/// The input of the strings, readings and waiting times of `w` and the turns `wturns`.
+fn assemble(w: WHead, wturns: Vec<WTurn>, source: Option<String>) -> Result<InputUsage, WireError> {
     let strings: Vec<Arc<str>> = w.strings.into_iter().map(Arc::from).collect();
     let name = |i: Option<u32>| -> Result<Option<Arc<str>>, WireError> {
         match i {
@@ -179,8 +201,8 @@ pub fn decode(bytes: &[u8], source: Option<String>) -> Result<InputUsage, WireEr
             }
         }
     };
-    let mut turns = Vec::with_capacity(w.turns.len());
-    for t in w.turns {
+    let mut turns = Vec::with_capacity(wturns.len());
+    for t in wturns {
         let mut requests = Vec::with_capacity(t.requests.len());
         for r in t.requests {
             requests.push(Request {
