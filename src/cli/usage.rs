@@ -632,11 +632,10 @@ mod tests {
         totals(&[Input::File(path.to_path_buf())], Some(cache)).unwrap()
     }
 
-    #[test]
-    fn a_log_that_grew_is_read_on_from_its_last_piece_and_one_changed_before_it_is_read_whole() {
-        let dir = tempfile::tempdir().unwrap();
-        let log = dir.path().join("s.jsonl");
-        // 4,000 turns, about 3 MB: three pieces of 1 MiB or more.
+    /// `s.jsonl` in `dir`, of 4,000 turns of 50 output tokens (about 3 MB: three pieces of 1 MiB
+    /// or more), read into a cache: its text, the cache, and where its last piece starts.
+    fn read_into_a_cache(dir: &std::path::Path) -> (std::path::PathBuf, String, UsageCache, u64) {
+        let log = dir.join("s.jsonl");
         let first = transcript(0..4000, 50);
         std::fs::write(&log, &first).unwrap();
         let mut cache = UsageCache::default();
@@ -644,6 +643,19 @@ mod tests {
         let id = FileId::of_path(&log).unwrap();
         let at = cache.resume(&log, id, None).expect("a resume point after the first pieces").at;
         assert!(at >= 2 * PIECE_BYTES && at < first.len() as u64, "{at}");
+        (log, first, cache, at)
+    }
+
+    /// `text` appended to the file at `path`.
+    fn append(path: &std::path::Path, text: &str) {
+        let mut f = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+        std::io::Write::write_all(&mut f, text.as_bytes()).unwrap();
+    }
+
+    #[test]
+    fn a_log_that_grew_is_read_on_from_its_last_piece_and_one_changed_before_it_is_read_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let (log, first, mut cache, _) = read_into_a_cache(dir.path());
 
         // Grown by 10 turns: what a cold reading of the grown log gives.
         let grown = first.clone() + &transcript(4000..4010, 50);
@@ -687,15 +699,10 @@ mod tests {
     #[test]
     fn a_log_that_grew_by_more_than_a_piece_is_read_on_and_counts_as_read_whole() {
         let dir = tempfile::tempdir().unwrap();
-        let log = dir.path().join("s.jsonl");
-        let first = transcript(0..4000, 50);
-        std::fs::write(&log, &first).unwrap();
-        let mut cache = UsageCache::default();
-        assert_eq!(output_via(&log, &mut cache), 4000 * 50);
-        let at = cache.resume(&log, FileId::of_path(&log).unwrap(), None).unwrap().at;
+        let (log, _, mut cache, at) = read_into_a_cache(dir.path());
         // Grown by 3,000 turns (more than two pieces): the reading on ends pieces of its own,
         // whose usage joins the one kept before the old last piece.
-        std::fs::write(&log, first + &transcript(4000..7000, 60)).unwrap();
+        append(&log, &transcript(4000..7000, 60));
         assert_eq!(output_via(&log, &mut cache), 4000 * 50 + 3000 * 60);
         let id = FileId::of_path(&log).unwrap();
         let r = cache.resume(&log, id, None).unwrap();
@@ -708,9 +715,7 @@ mod tests {
         held.append(InputUsage::from_bytes(&parts.rest.read().unwrap(), input.source()).unwrap());
         let cold = collect(&input, Reading::default(), None).unwrap();
         assert_eq!(all_reports(&[held]), all_reports(&[cold]));
-        let mut f = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
-        std::io::Write::write_all(&mut f, transcript(7000..7001, 70).as_bytes()).unwrap();
-        drop(f);
+        append(&log, &transcript(7000..7001, 70));
         assert_eq!(output_via(&log, &mut cache), 4000 * 50 + 3000 * 60 + 70);
 
         // The usage kept before the last piece damaged in its turns (what is read to read on is
@@ -722,9 +727,7 @@ mod tests {
         cut.truncate(cut.len() - 10);
         assert!(InputUsage::head_from_bytes(&cut, None).is_ok() && InputUsage::from_bytes(&cut, None).is_err());
         cache.put(&log, id, None, span, parts.rest, Some(Resume { settled: cut.into(), ..r }));
-        let mut f = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
-        std::io::Write::write_all(&mut f, transcript(7001..9000, 80).as_bytes()).unwrap();
-        drop(f);
+        append(&log, &transcript(7001..9000, 80));
         assert_eq!(output_via(&log, &mut cache), 4000 * 50 + 3000 * 60 + 70 + 1999 * 80);
     }
 
