@@ -268,13 +268,14 @@ pub fn read_usage(
         });
         // `None`: the usage kept before the last piece could not be read whole, with pieces
         // ended since to join it (then the log is read whole).
-        let on = |resume: Option<&(Resume, InputUsage)>| -> Result<Option<(Collected, Fresh)>, String> {
-            let g = read(input, how, counters.as_deref(), resume.map(|(r, head)| (r.at, head.clone())), PIECE_BYTES)?;
+        let on = |resume: Option<(Resume, InputUsage)>| -> Result<Option<(Collected, Fresh)>, String> {
+            let (kept, head) = resume.unzip();
+            let g = read(input, how, counters.as_deref(), kept.as_ref().map(|r| r.at).zip(head), PIECE_BYTES)?;
             // The usage before the last piece: the one kept while that piece grows (a live
             // transcript's is not encoded again at every run); with pieces ended since, it and theirs.
-            let before = match (resume, g.before) {
-                (Some((r, _)), Some(_)) if g.last_at == r.at => Some((r.settled.clone(), r.span)),
-                (Some((r, _)), Some(ended)) => {
+            let before = match (kept, g.before) {
+                (Some(r), Some(_)) if g.last_at == r.at => Some((r.settled, r.span)),
+                (Some(r), Some(ended)) => {
                     let Some(mut all) =
                         r.settled.read().ok().and_then(|b| InputUsage::from_bytes(&b, input.source()).ok())
                     else {
@@ -297,7 +298,7 @@ pub fn read_usage(
             let parts = Parts { settled: before.map(|b| b.0), rest: keep(g.last.to_bytes()) };
             Ok(Some((Collected { order: 0, span, parts }, cached.map(|(_, _, id)| (id, resume)))))
         };
-        match on(resume.as_ref())? {
+        match on(resume)? {
             Some(done) => Ok(done),
             None => on(None)?.ok_or_else(|| format!("{}: not read", input.name())),
         }
