@@ -499,6 +499,54 @@ fn new_bookkeeping_lines_are_heartbeats_and_microcompact_is_compacted() {
     assert!(String::from_utf8_lossy(&out.stdout).starts_with("claude-transcript\t"));
 }
 
+// ------------------------------------------------------------------------------------------------
+// Claude Code 2.1.3xx transcript entry types (its `Entry` union): `entries_2_1_3xx.jsonl`.
+// ------------------------------------------------------------------------------------------------
+
+#[test]
+fn every_entry_type_of_a_transcript_is_a_heartbeat_and_ends_no_message() {
+    let name = "entries_2_1_3xx";
+    let evs = common::events_of("claude-transcript", name);
+    let frames = common::input_frames(&common::fixture("claude-transcript", name));
+    let mut entries = 0;
+    for (n, v) in &frames {
+        let ty = v["type"].as_str().unwrap();
+        if ty == "user" || ty == "assistant" {
+            continue;
+        }
+        entries += 1;
+        let ours: Vec<&Value> =
+            common::at_line(&evs, *n).into_iter().filter(|e| e["type"] != "session_started").collect();
+        assert_eq!(ours.len(), 1, "line {n}: {ours:?}");
+        assert_eq!(ours[0]["type"], "heartbeat", "line {n}");
+        assert_eq!(ours[0]["frame"], ty, "line {n}");
+        assert_eq!(ours[0]["dialect"], "claude-transcript", "line {n}");
+    }
+    assert_eq!(entries, 11);
+    assert_eq!(common::run_ended(&evs)["unknown"], 0);
+    // The message's two lines, with entries between them, are one request: its usage once, with
+    // the larger output, as of its last line.
+    let usage = common::of_type(&evs, "usage");
+    assert_eq!(usage.len(), 1, "{usage:?}");
+    assert_eq!(usage[0]["usage"]["output"], 148);
+    assert_eq!(usage[0]["line"], 7);
+    // The usage report passes these lines over and counts the same, with or without skimming.
+    let report = |extra: &[&str]| {
+        let out = common::bin()
+            .args(["usage", "--json", "--no-cache"])
+            .args(extra)
+            .arg(common::fixture("claude-transcript", name))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let skimmed = report(&[]);
+    assert_eq!(skimmed, report(&["--every-line"]));
+    let totals: Value = serde_json::from_str(skimmed.lines().last().unwrap()).unwrap();
+    assert_eq!((totals["output"].as_u64(), totals["requests"].as_u64()), (Some(148), Some(1)), "{totals}");
+}
+
 #[test]
 fn a_task_notification_user_line_is_no_prompt() {
     let line = r#"{"parentUuid":"a","isSidechain":false,"type":"user","message":{"role":"user","content":"<task-notification><task-id>b1</task-id></task-notification>"},"origin":{"kind":"task-notification"},"uuid":"b","timestamp":"2026-11-28T09:14:02.118Z","sessionId":"s-1"}"#;

@@ -36,7 +36,7 @@
 //!   line carries the extension field `sidechain: true`; their usage is billed like any other.
 //! - **Bookkeeping lines** (`summary`, `file-history-snapshot`, `queue-operation`,
 //!   `last-prompt`, `attachment`, `progress`, `permission-mode`, `ai-title`, `custom-title`,
-//!   `agent-name`) are heartbeats. A snapshot's `at` is `snapshot.timestamp`, except on a
+//!   `agent-name`, and the newer entry types of [`BOOKKEEPING`]) are heartbeats. A snapshot's `at` is `snapshot.timestamp`, except on a
 //!   snapshot update, which repeats the time of the snapshot it updates.
 //! - **`system` lines**: `compact_boundary` (`compactMetadata`) → `compacted`; `api_error` (a
 //!   retry notice, not the end of a turn) → `diagnostic` `claude.api_retry`; `turn_duration`,
@@ -80,10 +80,25 @@ const BOOKKEEPING: &[&str] = &[
     "file-history-delta",
     "teleported-from",
     "tag",
+    // The rest of Claude Code 2.1.x's transcript entry types (its `Entry` union): agent
+    // settings and colours, worktree state and the move of a session into or out of a worktree
+    // (`relocated`), attribution snapshots of the files written, tool results replaced by a
+    // stub, context-collapse commits and snapshots (`marble-origami-*`), accepted speculations
+    // and the periodic summary of the task under way. None is a request or a message.
+    "agent-color",
+    "agent-setting",
+    "attribution-snapshot",
+    "content-replacement",
+    "marble-origami-commit",
+    "marble-origami-snapshot",
+    "relocated",
+    "speculation-accept",
+    "task-summary",
+    "worktree-state",
 ];
 
 /// Bookkeeping types whose names are common words: a transcript's only with its `sessionId`.
-const PLAIN_WORDS: &[&str] = &["mode", "tag"];
+const PLAIN_WORDS: &[&str] = &["mode", "tag", "relocated"];
 
 impl Adapter for Transcript {
     type Piece = TranscriptPiece;
