@@ -690,6 +690,27 @@ fn thread_goal_and_new_line_types_are_heartbeats_of_a_rollout() {
 }
 
 #[test]
+fn a_security_risk_score_line_is_a_heartbeat_of_a_rollout() {
+    // Codex 0.149+ (`RolloutItem::SecurityRiskScore`: `scores`, `sampled_at`, `call_id`, `action`).
+    let input = [
+        r#"{"timestamp":"2026-11-30T10:00:00.000Z","type":"security_risk_score","payload":{"scores":{"action_risk":0.04},"call_id":"call_7Qe","sampled_at":"2026-11-30T10:00:00.000Z"}}"#,
+        r#"{"timestamp":"2026-11-30T10:00:01.000Z","type":"session_meta","payload":{"id":"019ad1c0-0000-7000-8000-00000000beef","timestamp":"2026-11-30T10:00:01.000Z","cwd":"/w","originator":"codex_cli_rs","cli_version":"0.160.0"}}"#,
+        r#"{"timestamp":"2026-11-30T10:00:02.000Z","ordinal":4,"type":"security_risk_score","payload":{"scores":{"prompt_injection":0.02,"data_exfiltration":0.11}}}"#,
+        r#"{"timestamp":"2026-11-30T10:00:03.000Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":10,"output_tokens":2},"last_token_usage":{"input_tokens":10,"output_tokens":2}}}}"#,
+    ]
+    .join("\n");
+    let evs = common::run_stdin(&[], &input);
+    for n in [1, 3] {
+        let ev = at_line(&evs, n);
+        assert_eq!(types_at(&evs, n), ["heartbeat"], "line {n}: {ev:?}");
+        assert_eq!(ev[0]["frame"], "security_risk_score");
+        assert_eq!(ev[0]["dialect"], DIALECT, "a rollout may open with one");
+    }
+    assert_eq!(common::run_ended(&evs)["unknown"], 0);
+    assert_eq!(only(&evs, "usage")["usage"]["input"], 10);
+}
+
+#[test]
 fn tool_search_calls_pair_by_call_id_and_id_less_ones_in_order() {
     let evs = events(PAGINATED);
     let calls = payloads(PAGINATED, "response_item", Some("tool_search_call"));

@@ -67,6 +67,7 @@ impl Adapter for Rollout {
             "compacted",
             "token_usage_record",
             "world_state",
+            "security_risk_score",
             "inter_agent_communication_metadata",
         ]],
         Claim::Envelope,
@@ -85,6 +86,7 @@ impl Adapter for Rollout {
                         | "compacted"
                         | "token_usage_record"
                         | "world_state"
+                        | "security_risk_score"
                         | "inter_agent_communication_metadata"
                 )
             )
@@ -372,8 +374,12 @@ pub fn map(f: Val<'_>, m: &mut Mapped) {
         "event_msg" => event_msg(p, m),
         "response_item" => response_item(p, m),
         // `token_usage_record` repeats the figures of the `token_count` written beside it (using
-        // both would count twice); `world_state` is the environment's snapshot.
-        "token_usage_record" | "world_state" | "inter_agent_communication_metadata" => m.heartbeat(),
+        // both would count twice); `world_state` is the environment's snapshot;
+        // `security_risk_score` a classifier's scores of an action, which Codex keeps out of the
+        // conversation and of what it shows (0.149+).
+        "token_usage_record" | "world_state" | "security_risk_score" | "inter_agent_communication_metadata" => {
+            m.heartbeat()
+        }
         _ => m.unknown(UnknownReason::UnrecognizedFrame, None),
     }
 }
