@@ -1358,6 +1358,19 @@ fn the_cut_short_footer_says_which_cause() {
     let no_newline = CODEX_OK.trim_end();
     assert!(pretty_at("100", &[], no_newline.as_bytes()).contains("cut short: its last line had no newline"));
     assert!(!pretty_at("100", &[], CODEX_OK.as_bytes()).contains("cut short"));
+    // Text after the turn's end opens a turn again (without a turn start): the fold's reason,
+    // not a missing newline.
+    let reopened = concat!(
+        r#"{"type":"step_start","timestamp":1,"sessionID":"ses_1","part":{"type":"step-start"}}"#,
+        "\n",
+        r#"{"type":"step_finish","timestamp":2,"sessionID":"ses_1","part":{"type":"step-finish","reason":"stop","tokens":{"input":6,"output":5,"reasoning":0,"cache":{"read":0,"write":0}}}}"#,
+        "\n",
+        r#"{"type":"text","timestamp":3,"sessionID":"ses_1","part":{"type":"text","text":"DONE"}}"#,
+        "\n",
+    );
+    let ended = run_raw(&["--no-observed-at"], reopened.as_bytes());
+    assert!(String::from_utf8_lossy(&ended.stdout).contains(r#""complete":false"#), "the fold: a turn open");
+    assert!(pretty_at("100", &[], reopened.as_bytes()).contains("cut short: a turn was still open"));
 }
 
 #[test]

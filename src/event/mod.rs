@@ -882,6 +882,26 @@ events! {
 }
 
 impl Event {
+    /// Whether this event opens a turn, or shows that one is under way (text, reasoning, tool
+    /// activity, a request's usage): a stream that ends after it, before a turn's end, ended
+    /// with a turn open (`run_ended.complete` false).
+    pub fn opens_turn(&self) -> bool {
+        matches!(
+            self,
+            Event::TurnStarted { .. }
+                | Event::OutputDelta { .. }
+                | Event::Reasoning { .. }
+                | Event::ToolStarted { .. }
+                | Event::ToolCompleted { .. }
+                | Event::Usage { .. }
+        )
+    }
+
+    /// Whether this event ends the turn under way: it completed, failed, or was interrupted.
+    pub fn ends_turn(&self) -> bool {
+        matches!(self, Event::TurnCompleted { .. } | Event::Interrupt { .. } | Event::TurnFailed { .. })
+    }
+
     /// The event's `type` name on the wire.
     pub fn type_name(&self) -> &'static str {
         match self {

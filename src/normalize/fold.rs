@@ -665,24 +665,16 @@ impl Core {
             }
             _ => {}
         }
-        match &ev {
-            Event::TurnStarted { .. }
-            | Event::OutputDelta { .. }
-            | Event::Reasoning { .. }
-            | Event::ToolStarted { .. }
-            | Event::ToolCompleted { .. }
-            | Event::Usage { .. } => self.turn_open = true,
-            _ => {}
+        if ev.opens_turn() {
+            self.turn_open = true;
         }
-        match &ev {
-            Event::TurnStarted { .. } => self.turn_started = true,
-            Event::TurnCompleted { .. } | Event::Interrupt { .. } | Event::TurnFailed { .. } => {
-                self.turn_open = false;
-                self.turn_started = false;
-                self.turn_text.reset();
-                self.turn_failed |= matches!(ev, Event::TurnFailed { .. });
-            }
-            _ => {}
+        if matches!(ev, Event::TurnStarted { .. }) {
+            self.turn_started = true;
+        } else if ev.ends_turn() {
+            self.turn_open = false;
+            self.turn_started = false;
+            self.turn_text.reset();
+            self.turn_failed |= matches!(ev, Event::TurnFailed { .. });
         }
         out.push(ev);
     }

@@ -578,11 +578,11 @@ impl Renderer {
         if let Some(d) = ev.env().dialect {
             self.saved_log = crate::dialect::registry::is_saved_log(d);
         }
-        match ev {
-            Event::RunStarted { .. } => self.turn_open = false,
-            Event::TurnStarted { .. } => self.turn_open = true,
-            Event::TurnCompleted { .. } | Event::TurnFailed { .. } => self.turn_open = false,
-            _ => {}
+        // The fold's rule for `run_ended.complete`, so that the view says why it is false.
+        if matches!(ev, Event::RunStarted { .. }) || ev.ends_turn() {
+            self.turn_open = false;
+        } else if ev.opens_turn() {
+            self.turn_open = true;
         }
         match ev {
             Event::RunStarted { env, .. } => {
