@@ -193,3 +193,55 @@ fn codex_dotted_types_stay_codex() {
         assert_eq!(e["dialect"], "codex", "{e}");
     }
 }
+
+#[test]
+fn session_bookkeeping_of_newer_builds_is_heartbeats() {
+    // Shapes from the SDK's generated `session-events.ts` (1.0.8x–1.0.9x): `data` as the schema
+    // gives it, Copilot's envelope.
+    let data = [
+        (
+            "session.start",
+            r#"{"sessionId":"s-9","version":1,"producer":"copilot-agent","copilotVersion":"1.0.91","startTime":"2026-11-30T09:00:00.000Z","context":{"cwd":"/w"}}"#,
+        ),
+        ("subagent.selected", r#"{"agentName":"ops","agentDisplayName":"Ops","tools":null}"#),
+        ("subagent.deselected", r#"{}"#),
+        (
+            "session.schedule_created",
+            r#"{"id":"sch_1","prompt":"check the deploy","displayPrompt":"check the deploy","recurring":false,"at":"2026-11-30T10:00:00.000Z"}"#,
+        ),
+        ("session.schedule_cancelled", r#"{"id":"sch_1"}"#),
+        ("session.workspace_file_changed", r#"{"operation":"update","path":"plan.md"}"#),
+        ("session.context_cleared", r#"{"messagesCleared":14}"#),
+        (
+            "session.handoff",
+            r#"{"handoffTime":"2026-11-30T09:05:00.000Z","sourceType":"remote","remoteSessionId":"r-1","summary":"moved to the cloud agent"}"#,
+        ),
+        ("session.auto_mode_resolved", r#"{"chosenModel":"gpt-5.4","routingMethod":"router","confidence":0.82}"#),
+        ("session.remote_steerable_changed", r#"{"remoteSteerable":true}"#),
+        ("tool_search.activated", r#"{"strategy":"bm25","toolNames":["gh_search"]}"#),
+        ("assistant.tool_call_delta", r#"{"toolCallId":"call_1","toolName":"bash","inputDelta":"{\"comm"}"#),
+        ("assistant.idle", r#"{"aborted":false}"#),
+        ("mcp.tools.list_changed", r#"{}"#),
+    ];
+    let input: String = data
+        .iter()
+        .enumerate()
+        .map(|(i, (ty, d))| {
+            format!(
+                r#"{{"type":"{ty}","data":{d},"id":"e{}","timestamp":"2026-11-30T09:00:0{}.000Z","parentId":"e{i}"}}"#,
+                i + 1,
+                i % 10
+            ) + "\n"
+        })
+        .collect();
+    let evs = common::run_stdin(&[], &input);
+    for (i, (ty, _)) in data.iter().enumerate().skip(1) {
+        let n = i as u64 + 1;
+        let ours: Vec<&Value> = common::at_line(&evs, n);
+        assert_eq!(ours.len(), 1, "line {n}: {ours:?}");
+        assert_eq!(ours[0]["type"], "heartbeat", "{ty}");
+        assert_eq!(ours[0]["frame"], *ty);
+        assert_eq!(ours[0]["dialect"], "copilot", "{ty}");
+    }
+    assert_eq!(common::run_ended(&evs)["unknown"], 0);
+}

@@ -290,6 +290,50 @@ impl Session {
     }
 }
 
+/// Copilot session events that are bookkeeping ([`map`]): heartbeats.
+const SESSION_BOOKKEEPING: &[&str] = &[
+    "session.remote_steerable_changed",
+    "session.schedule_created",
+    "session.schedule_cancelled",
+    "session.schedule_rearmed",
+    "session.autopilot_objective_changed",
+    "session.session_limits_changed",
+    "session.workspace_file_changed",
+    "session.handoff",
+    "session.context_cleared",
+    "session.snapshot_rewind",
+    "session.auto_mode_resolved",
+    "session.binary_asset",
+    "session.canvas.opened",
+    "session.canvas.closed",
+    "session.canvas.recorded",
+    "session.canvas.removed",
+    "session.canvas.registry_changed",
+    "session.canvas.unavailable",
+    "session.custom_agents_updated",
+    "session.extensions_loaded",
+    "session.extensions.attachments_pushed",
+    "session.managed_settings_enforced",
+    "session.managed_settings_resolved",
+    "session.background_tasks_changed",
+    "subagent.selected",
+    "subagent.deselected",
+    "tool_search.activated",
+    "assistant.idle",
+    "assistant.tool_call_delta",
+    "assistant.server_tool_progress",
+    "hook.progress",
+    "capabilities.changed",
+    "commands.changed",
+    "mcp.tools.list_changed",
+    "mcp.prompts.list_changed",
+    "mcp.resources.list_changed",
+    "mcp.oauth_required",
+    "mcp.oauth_completed",
+    "mcp.headers_refresh_required",
+    "mcp.headers_refresh_completed",
+];
+
 /// Maps one Copilot frame.
 pub fn map(f: Val<'_>, m: &mut Mapped) {
     m.at = f.string_at("timestamp");
@@ -464,6 +508,13 @@ pub fn map(f: Val<'_>, m: &mut Mapped) {
         | "tool.execution_partial_result"
         | "tool.execution_progress"
         | "permission.requested" => m.heartbeat(),
+        // Session bookkeeping of the 1.0.8x–1.0.9x schema (the SDK's generated
+        // `session-events.ts`): schedules, autopilot objectives, limits, workspace files, a
+        // hand-off to a remote session, a cleared context, the agent picked or dropped, the
+        // model the auto router chose, canvases, binary assets, MCP and extension housekeeping,
+        // and the streaming previews of tool calls whose `tool.execution_*` events follow. None
+        // is text, a call or a request's usage.
+        t if SESSION_BOOKKEEPING.contains(&t) => m.heartbeat(),
         _ => m.unknown(UnknownReason::UnrecognizedFrame, None),
     }
 }
