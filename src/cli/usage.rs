@@ -560,6 +560,14 @@ mod tests {
         std::fs::write(&moved, transcript(0..2, 50) + &transcript(2..4, 50).replace(r#""cwd":"/w""#, r#""cwd":"/v""#))
             .unwrap();
         same(&moved);
+        // A session that opens with a bookkeeping line (no folder) and moves to another folder
+        // before its first answer: every piece reads it as the whole log does.
+        let relocated = dir.path().join("relocated.jsonl");
+        let opening = r#"{"type":"mode","mode":"normal","sessionId":"s1"}"#.to_owned() + "\n";
+        let later = transcript(1..3, 50).replace(r#""cwd":"/w""#, r#""cwd":"/w/.claude/worktrees/x""#);
+        let prompt = transcript(0..1, 50).lines().next().unwrap().to_owned() + "\n";
+        std::fs::write(&relocated, opening + &prompt + &later).unwrap();
+        same(&relocated);
         // A message of no request (model `<synthetic>`, no usage): its text dates the next
         // request (at 04:59, in the first 5-hour block, not at 05:02 in the next), in the next
         // piece too.

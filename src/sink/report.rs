@@ -155,6 +155,10 @@ struct SessionState {
     /// The time of the first model-side event (text, reasoning, tool call) since the last
     /// request, main thread and subagents apart: the first line of the next request.
     pending_first_at: [Option<String>; 2],
+    /// Started in the part of the log read before ([`Collector::waiting_from`]): a
+    /// `session_started` of it here is the start a reading of the whole log would not have
+    /// written again (its folder may be another one, named by the line the part starts at).
+    seeded: bool,
 }
 
 /// What one input contributed, before the dedupe across inputs: its turns in order.
@@ -166,14 +170,16 @@ pub struct InputUsage {
     turns: Vec<Turn>,
     /// The latest reading of each window ([`keep_latest`]).
     rate_limits: Vec<RateReading>,
-    /// The first times still waiting for the request they date at the end of the input, by
-    /// session (main thread, subagents): what a reading of the rest of the same log on its own
-    /// starts from ([`Collector::waiting_from`]).
+    /// Every session of the input as it stands at its end: the first times still waiting for
+    /// the request they date (main thread, subagents) and the working folder it started with.
+    /// What a reading of the rest of the same log on its own starts from
+    /// ([`Collector::waiting_from`]).
     waiting: Vec<Waiting>,
 }
 
-/// A session's first times waiting for their requests ([`SessionState::pending_first_at`]).
-type Waiting = (Option<Arc<str>>, [Option<String>; 2]);
+/// A session at the end of an input: its id, its first times waiting for their requests
+/// ([`SessionState::pending_first_at`]), and its working folder ([`SessionState::cwd`]).
+type Waiting = (Option<Arc<str>>, [Option<String>; 2], Option<Arc<str>>);
 
 impl InputUsage {
     /// Sets the input's place in the order the inputs were given: a session's `source` is the
@@ -353,9 +359,12 @@ impl Collector {
     /// the time of a text, reasoning or tool call that dates its session's next request.
     #[must_use]
     pub fn waiting_from(mut self, before: &InputUsage) -> Collector {
-        for (id, first) in &before.waiting {
+        for (id, first, cwd) in &before.waiting {
             let si = self.slot(&id.as_deref().map(str::to_owned));
-            self.sessions[si].pending_first_at.clone_from(first);
+            let st = &mut self.sessions[si];
+            st.pending_first_at.clone_from(first);
+            st.cwd.clone_from(cwd);
+            st.seeded = true;
         }
         self
     }
@@ -375,12 +384,8 @@ impl Collector {
                 None => turn.model.clone_from(known),
             }
         }
-        let waiting = self
-            .sessions
-            .iter()
-            .filter(|st| st.pending_first_at.iter().any(Option::is_some))
-            .map(|st| (st.id.clone(), st.pending_first_at.clone()))
-            .collect();
+        let waiting =
+            self.sessions.iter().map(|st| (st.id.clone(), st.pending_first_at.clone(), st.cwd.clone())).collect();
         InputUsage { source: self.source, order: 0, turns: self.turns, rate_limits: self.rate_limits, waiting }
     }
 
@@ -493,6 +498,8 @@ impl Sink for Collector {
             self.first_seen = true;
         }
         match ev {
+            // A session started in the part of the log read before keeps what it started with.
+            Event::SessionStarted { .. } if self.sessions[si].seeded => {}
             Event::SessionStarted { model, cwd, .. } => {
                 let model = model.as_deref().map(|m| self.name(m));
                 let cwd = cwd.as_deref().map(|c| self.name(c));

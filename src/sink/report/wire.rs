@@ -94,7 +94,7 @@ struct WRate {
 struct WInput {
     strings: Vec<String>,
     rate_limits: Vec<WRate>,
-    waiting: Vec<(Option<u32>, [Option<String>; 2])>,
+    waiting: Vec<WWaiting>,
     turns: Vec<WTurn>,
 }
 
@@ -103,8 +103,11 @@ struct WInput {
 struct WHead {
     strings: Vec<String>,
     rate_limits: Vec<WRate>,
-    waiting: Vec<(Option<u32>, [Option<String>; 2])>,
+    waiting: Vec<WWaiting>,
 }
+
+/// A session at the end of an input ([`super::Waiting`]), its strings by index.
+type WWaiting = (Option<u32>, [Option<String>; 2], Option<u32>);
 
 /// Gives each distinct string an index, in first-seen order.
 #[derive(Default)]
@@ -169,7 +172,8 @@ pub fn encode(input: &InputUsage) -> Vec<u8> {
             at: r.at.clone(),
         })
         .collect();
-    let waiting = input.waiting.iter().map(|(id, first)| (strings.of(id), first.clone())).collect();
+    let waiting =
+        input.waiting.iter().map(|(id, first, cwd)| (strings.of(id), first.clone(), strings.of(cwd))).collect();
     let w = WInput { strings: strings.list, rate_limits, waiting, turns };
     // Serializing plain structs into a Vec cannot fail.
     postcard::to_stdvec(&w).unwrap_or_default()
@@ -242,6 +246,10 @@ fn assemble(w: WHead, wturns: Vec<WTurn>, source: Option<String>) -> Result<Inpu
             at: r.at,
         })
         .collect();
-    let waiting = w.waiting.into_iter().map(|(id, first)| Ok((name(id)?, first))).collect::<Result<_, WireError>>()?;
+    let waiting = w
+        .waiting
+        .into_iter()
+        .map(|(id, first, cwd)| Ok((name(id)?, first, name(cwd)?)))
+        .collect::<Result<_, WireError>>()?;
     Ok(InputUsage { source, order: 0, turns, rate_limits, waiting })
 }
