@@ -36,8 +36,9 @@
 //!   line carries the extension field `sidechain: true`; their usage is billed like any other.
 //! - **Bookkeeping lines** (`summary`, `file-history-snapshot`, `queue-operation`,
 //!   `last-prompt`, `attachment`, `progress`, `permission-mode`, `ai-title`, `custom-title`,
-//!   `agent-name`, and the newer entry types of [`BOOKKEEPING`]) are heartbeats. A snapshot's `at` is `snapshot.timestamp`, except on a
-//!   snapshot update, which repeats the time of the snapshot it updates.
+//!   `agent-name`, and the newer entry types of [`BOOKKEEPING`]) are heartbeats. A snapshot's
+//!   `at` is `snapshot.timestamp`, except on a snapshot update, which repeats the time of the
+//!   snapshot it updates.
 //! - **`system` lines**: `compact_boundary` (`compactMetadata`) → `compacted`; `api_error` (a
 //!   retry notice, not the end of a turn) → `diagnostic` `claude.api_retry`; `turn_duration`,
 //!   `stop_hook_summary`, `local_command`, `informational`, `away_summary` and the untyped hook

@@ -58,39 +58,11 @@ impl Adapter for Rollout {
     type State = State;
     const SAVED_LOG: bool = true;
 
-    const ACCEPTS: Accepts = Accepts::types(
-        &[&[
-            "session_meta",
-            "turn_context",
-            "response_item",
-            "event_msg",
-            "compacted",
-            "token_usage_record",
-            "world_state",
-            "security_risk_score",
-            "inter_agent_communication_metadata",
-        ]],
-        Claim::Envelope,
-    );
+    const ACCEPTS: Accepts = Accepts::types(&[LINE_TYPES], Claim::Envelope);
 
     fn claim(f: Val<'_>, ty: Option<&str>) -> Claim {
         // {"timestamp","type","payload"}.
-        if f.get("payload").is_some_and(|p| p.is_object())
-            && matches!(
-                ty,
-                Some(
-                    "session_meta"
-                        | "turn_context"
-                        | "response_item"
-                        | "event_msg"
-                        | "compacted"
-                        | "token_usage_record"
-                        | "world_state"
-                        | "security_risk_score"
-                        | "inter_agent_communication_metadata"
-                )
-            )
-        {
+        if f.get("payload").is_some_and(|p| p.is_object()) && ty.is_some_and(|t| LINE_TYPES.contains(&t)) {
             Claim::Envelope
         } else {
             Claim::No
@@ -186,6 +158,19 @@ impl Adapter for Rollout {
         });
     }
 }
+
+/// The top-level `type`s of a rollout line (`{"timestamp","type","payload"}`) this adapter claims.
+const LINE_TYPES: &[&str] = &[
+    "session_meta",
+    "turn_context",
+    "response_item",
+    "event_msg",
+    "compacted",
+    "token_usage_record",
+    "world_state",
+    "security_risk_score",
+    "inter_agent_communication_metadata",
+];
 
 /// The `response_item` types a usage-only reading passes over at any time
 /// ([`Adapter::passes_over`]): heartbeats (the copies of text and reasoning among them).

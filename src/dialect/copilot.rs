@@ -290,8 +290,41 @@ impl Session {
     }
 }
 
-/// Copilot session events that are bookkeeping ([`map`]): heartbeats.
-const SESSION_BOOKKEEPING: &[&str] = &[
+/// Copilot session events that carry no text, call or usage ([`map`]): heartbeats. After the
+/// older ones, the bookkeeping of the 1.0.8x–1.0.9x schema (the SDK's generated
+/// `session-events.ts`): schedules, autopilot objectives, limits, workspace files, a hand-off to
+/// a remote session, a cleared context, the agent picked or dropped, the model the auto router
+/// chose, canvases, binary assets, MCP and extension housekeeping, and the streaming previews of
+/// tool calls whose `tool.execution_*` events follow.
+const HEARTBEATS: &[&str] = &[
+    "session.resume",
+    "system.message",
+    "system.notification",
+    "session.mcp_server_status_changed",
+    "session.mcp_servers_loaded",
+    "session.skills_loaded",
+    "session.info",
+    "session.usage_info",
+    "session.usage_checkpoint",
+    "session.context_changed",
+    "session.title_changed",
+    "session.mode_changed",
+    "session.permissions_changed",
+    "session.idle",
+    "session.todos_changed",
+    "session.plan_changed",
+    "session.task_complete",
+    "session.compaction_start",
+    "pending_messages.modified",
+    "skill.invoked",
+    "hook.start",
+    "assistant.intent",
+    "assistant.streaming_delta",
+    "assistant.message_start",
+    "assistant.turn_end",
+    "tool.execution_partial_result",
+    "tool.execution_progress",
+    "permission.requested",
     "session.remote_steerable_changed",
     "session.schedule_created",
     "session.schedule_cancelled",
@@ -480,41 +513,7 @@ pub fn map(f: Val<'_>, m: &mut Mapped) {
             m.push(Event::Interrupt { env: Envelope::default(), reason });
         }
         "session.shutdown" => shutdown(d, m),
-        "session.resume"
-        | "system.message"
-        | "system.notification"
-        | "session.mcp_server_status_changed"
-        | "session.mcp_servers_loaded"
-        | "session.skills_loaded"
-        | "session.info"
-        | "session.usage_info"
-        | "session.usage_checkpoint"
-        | "session.context_changed"
-        | "session.title_changed"
-        | "session.mode_changed"
-        | "session.permissions_changed"
-        | "session.idle"
-        | "session.todos_changed"
-        | "session.plan_changed"
-        | "session.task_complete"
-        | "session.compaction_start"
-        | "pending_messages.modified"
-        | "skill.invoked"
-        | "hook.start"
-        | "assistant.intent"
-        | "assistant.streaming_delta"
-        | "assistant.message_start"
-        | "assistant.turn_end"
-        | "tool.execution_partial_result"
-        | "tool.execution_progress"
-        | "permission.requested" => m.heartbeat(),
-        // Session bookkeeping of the 1.0.8x–1.0.9x schema (the SDK's generated
-        // `session-events.ts`): schedules, autopilot objectives, limits, workspace files, a
-        // hand-off to a remote session, a cleared context, the agent picked or dropped, the
-        // model the auto router chose, canvases, binary assets, MCP and extension housekeeping,
-        // and the streaming previews of tool calls whose `tool.execution_*` events follow. None
-        // is text, a call or a request's usage.
-        t if SESSION_BOOKKEEPING.contains(&t) => m.heartbeat(),
+        t if HEARTBEATS.contains(&t) => m.heartbeat(),
         _ => m.unknown(UnknownReason::UnrecognizedFrame, None),
     }
 }
