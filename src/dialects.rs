@@ -35,7 +35,7 @@ macro_rules! dialects {
             Copilot copilot::Copilot "copilot"
                 "GitHub Copilot CLI `-p … --output-format json` and saved session logs (`~/.copilot/session-state/<id>/events.jsonl`).";
             Pi pi::Pi "pi"
-                "`pi --mode json` (the pi coding agent), 0.4x–0.6x and the delta-only 1.x format.";
+                "`pi --mode json` (the pi coding agent), 0.4x–0.6x and the delta-only 1.x format, and its saved sessions `~/.pi/agent/sessions/…/*.jsonl`.";
             Droid droid::Droid "droid"
                 "Factory `droid exec --output-format stream-json`.";
             Qwen qwen::Qwen "qwen"

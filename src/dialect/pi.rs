@@ -25,6 +25,19 @@
 //!   0.6x there is no such mark: the failed run is a `turn_failed` and the retry a new turn.)
 //! - Tool calls carry no timing; a failed `bash` ends its text with `Command exited with code N`,
 //!   which gives `exit_code`.
+//!
+//! The same dialect reads pi's **saved sessions** (`~/.pi/agent/sessions/--<cwd>--/<time>_<id>.jsonl`,
+//! pi's `SessionManager`, version 3): the same `session` header (a stream and a saved session
+//! cannot be told apart by it), then one *entry* per line, each with its own `id` (8 hex digits,
+//! unique in its file), `parentId` and `timestamp`: `message` (an `AgentMessage`, the same shape
+//! as a stream's `message_end.message`), `model_change`, `thinking_level_change`, `compaction`,
+//! `branch_summary`, `custom`, `custom_message`, `label`, `session_info`. A saved session has no
+//! run frames: a run ends with an assistant message whose `stopReason` is not `toolUse` (`stop`,
+//! `length`: `turn_completed` with the run's sums and pi's own cost; `error`, `aborted`:
+//! `turn_failed`; a retry after an error is a run of its own), and no `turn_started` is made (a
+//! saved session does not say where a run began). A request's `usage` carries the entry's `id`
+//! as its `message_id`: a forked session (`/fork`, `--fork`) copies its parent's entries with
+//! their ids and times into a new file, and the usage report counts each request once.
 
 use super::{Accepts, Adapter, Claim, Cx, Mapped, Outcome, Own, Piece, Verdict, content_text, diagnostic, failure_kind, summary, unlisted_kind};
 use crate::dialect::usage;
@@ -63,6 +76,32 @@ const PI_ONLY: &[&str] = &[
     "agent_handoff",
 ];
 
+/// The entry types of a saved session besides `message` (pi's `SessionEntry` union): each
+/// claimed by the key only it has.
+const ENTRIES: &[(&str, &str)] = &[
+    ("model_change", "modelId"),
+    ("thinking_level_change", "thinkingLevel"),
+    ("compaction", "summary"),
+    ("branch_summary", "fromId"),
+    ("custom", "customType"),
+    ("custom_message", "customType"),
+    ("label", "targetId"),
+    ("session_info", "parentId"),
+];
+
+/// The saved-session entry types the accepts list names.
+const ENTRY_TYPES: &[&str] = &[
+    "message",
+    "model_change",
+    "thinking_level_change",
+    "compaction",
+    "branch_summary",
+    "custom",
+    "custom_message",
+    "label",
+    "session_info",
+];
+
 /// Frames that carry nothing worth an event of their own.
 const LIVENESS: &[&str] = &[
     "agent_settled",
@@ -84,7 +123,8 @@ impl Adapter for Pi {
     type Piece = PiPiece;
     type State = Run;
 
-    const ACCEPTS: Accepts = Accepts::types(&[&["session", "message_start", "message_end"], PI_ONLY], Claim::Marked);
+    const ACCEPTS: Accepts =
+        Accepts::types(&[&["session", "message_start", "message_end"], PI_ONLY, ENTRY_TYPES], Claim::Overrides);
 
     fn claim(f: Val<'_>, ty: Option<&str>) -> Claim {
         let Some(ty) = ty else { return Claim::No };
@@ -94,7 +134,22 @@ impl Adapter for Pi {
             // Claude's `message_start` / `message_end` are inside a `stream_event`; pi's hold a
             // message with a `role` at the top level.
             "message_start" | "message_end" => f.get("message").and_then(|m| m.str_at("role")).is_some(),
-            _ => PI_ONLY.contains(&ty),
+            // A saved session's message entry: an `AgentMessage` under `message` beside the
+            // entry's own `timestamp` (Gemini's stream `message` has its `role` at the root and
+            // no `message`; a Claude transcript's lines are `user` / `assistant`). pi's alone.
+            "message" => {
+                return if f.get("message").and_then(|m| m.str_at("role")).is_some()
+                    && f.get("timestamp").is_some_and(|t| t.is_str())
+                {
+                    Claim::Overrides
+                } else {
+                    Claim::No
+                };
+            }
+            _ => match ENTRIES.iter().find(|(t, _)| *t == ty) {
+                Some((_, key)) => f.get(key).is_some() && f.get("timestamp").is_some_and(|t| t.is_str()),
+                None => PI_ONLY.contains(&ty),
+            },
         };
         if ours { Claim::Marked } else { Claim::No }
     }
@@ -132,6 +187,14 @@ pub(crate) enum PiPiece {
     },
     /// The assistant message ended, whole.
     AssistantEnd(Message),
+    /// A saved session's assistant message: its blocks were written from the line itself (a
+    /// saved session has no deltas); `ends_run` when its `stopReason` ends the run.
+    Saved {
+        /// The message (its blocks give the run's `result`).
+        msg: Message,
+        /// The run ends with it.
+        ends_run: bool,
+    },
     /// `turn_end`: one model request of the run is over.
     TurnEnd,
     /// `agent_end`: the run is over (unless `will_retry`).
@@ -165,6 +228,8 @@ pub(crate) struct Message {
     stop_reason: Option<String>,
     /// `errorMessage`.
     error: Option<String>,
+    /// A saved session's entry id (unique in its file, kept by a fork's copy).
+    id: Option<String>,
 }
 
 impl Message {
@@ -240,20 +305,14 @@ impl Run {
                     }
                 }
                 self.streamed.clear();
-                if let Some(u) = msg.usage {
-                    self.usage = Some(usage::add(self.usage.unwrap_or_default(), u));
-                    cx.event(Event::Usage {
-                        env: Envelope::default(),
-                        usage: usage::with_context(u),
-                        model: msg.model.clone(),
-                        message_id: None,
-                        context_window: None,
-                    });
+                self.request(msg, cx);
+            }
+            PiPiece::Saved { msg, ends_run } => {
+                self.request(msg, cx);
+                self.turns += 1;
+                if ends_run {
+                    self.end_run(None, cx);
                 }
-                if let Some(c) = msg.cost {
-                    self.cost = Some(self.cost.unwrap_or(0.0) + c);
-                }
-                self.last = Some(msg);
             }
             PiPiece::TurnEnd => self.turns += 1,
             PiPiece::AgentEnd { will_retry, last } => {
@@ -261,49 +320,73 @@ impl Run {
                     self.retrying = true;
                     return;
                 }
-                let run = std::mem::take(self);
-                let last = run.last.or(last).unwrap_or_default();
-                // Rounded to 1e-9 USD: a float sum of decimal prices drifts in the last digits.
-                let cost_usd = run.cost.filter(|c| *c > 0.0).map(|c| (c * 1e9).round() / 1e9);
-                let ev = match last.stop_reason.as_deref() {
-                    Some(reason @ ("error" | "aborted")) => {
-                        let error = last.error.clone().unwrap_or_else(|| reason.to_owned());
-                        let kind = if reason == "aborted" {
-                            FailureKind::Aborted
-                        } else {
-                            match failure_kind(&error) {
-                                FailureKind::Other => FailureKind::ApiError,
-                                k => k,
-                            }
-                        };
-                        Event::TurnFailed {
-                            env: Envelope::default(),
-                            error,
-                            kind: Some(kind),
-                            usage: run.usage,
-                            usage_scope: None,
-                            cost_scope: None,
-                            cost_usd,
-                            duration_ms: None,
-                            model_usage: None,
-                        }
-                    }
-                    _ => Event::TurnCompleted {
-                        env: Envelope::default(),
-                        usage: run.usage,
-                        usage_scope: None,
-                        cost_scope: None,
-                        cost_usd,
-                        duration_ms: None,
-                        num_turns: (run.turns > 0).then_some(run.turns),
-                        result: last.text(),
-                        stop_reason: last.stop_reason.clone(),
-                        model_usage: None,
-                    },
-                };
-                cx.event(ev);
+                self.end_run(last, cx);
             }
         }
+    }
+
+    /// An assistant message's request: its `usage`, added to the run's sums with its cost.
+    fn request(&mut self, msg: Message, cx: &mut dyn Cx) {
+        if let Some(u) = msg.usage {
+            self.usage = Some(usage::add(self.usage.unwrap_or_default(), u));
+            cx.event(Event::Usage {
+                env: Envelope::default(),
+                usage: usage::with_context(u),
+                model: msg.model.clone(),
+                message_id: msg.id.clone(),
+                context_window: None,
+            });
+        }
+        if let Some(c) = msg.cost {
+            self.cost = Some(self.cost.unwrap_or(0.0) + c);
+        }
+        self.last = Some(msg);
+    }
+
+    /// The run is over: its `turn_completed` (or `turn_failed`, by the last message's
+    /// `stopReason`) with its sums. `last` stands for a last message that was not seen.
+    fn end_run(&mut self, last: Option<Message>, cx: &mut dyn Cx) {
+        let run = std::mem::take(self);
+        let last = run.last.or(last).unwrap_or_default();
+        // Rounded to 1e-9 USD: a float sum of decimal prices drifts in the last digits.
+        let cost_usd = run.cost.filter(|c| *c > 0.0).map(|c| (c * 1e9).round() / 1e9);
+        let ev = match last.stop_reason.as_deref() {
+            Some(reason @ ("error" | "aborted")) => {
+                let error = last.error.clone().unwrap_or_else(|| reason.to_owned());
+                let kind = if reason == "aborted" {
+                    FailureKind::Aborted
+                } else {
+                    match failure_kind(&error) {
+                        FailureKind::Other => FailureKind::ApiError,
+                        k => k,
+                    }
+                };
+                Event::TurnFailed {
+                    env: Envelope::default(),
+                    error,
+                    kind: Some(kind),
+                    usage: run.usage,
+                    usage_scope: None,
+                    cost_scope: None,
+                    cost_usd,
+                    duration_ms: None,
+                    model_usage: None,
+                }
+            }
+            _ => Event::TurnCompleted {
+                env: Envelope::default(),
+                usage: run.usage,
+                usage_scope: None,
+                cost_scope: None,
+                cost_usd,
+                duration_ms: None,
+                num_turns: (run.turns > 0).then_some(run.turns),
+                result: last.text(),
+                stop_reason: last.stop_reason.clone(),
+                model_usage: None,
+            },
+        };
+        cx.event(ev);
     }
 }
 
@@ -352,6 +435,21 @@ pub fn map(f: Val<'_>, m: &mut Mapped) {
         }
         "auto_compaction_end" | "compaction_end" => compaction_end(f, ty, m),
         _ if LIVENESS.contains(&ty) => m.heartbeat(),
+        "message" => saved_message(f, m),
+        "compaction" => {
+            m.at = f.string_at("timestamp");
+            // The entry does not say what started it (`fromHook` is an extension's).
+            m.push(Event::Compacted {
+                env: Envelope::default(),
+                trigger: None,
+                pre_tokens: f.u64_at("tokensBefore"),
+                post_tokens: None,
+            });
+        }
+        _ if ENTRY_TYPES.contains(&ty) => {
+            m.at = f.string_at("timestamp");
+            m.heartbeat();
+        }
         _ => m.unknown(UnknownReason::UnrecognizedFrame, None),
     }
 }
@@ -410,6 +508,64 @@ fn message(msg: Val<'_>) -> Message {
         model: msg.string_at("model"),
         stop_reason: msg.string_at("stopReason"),
         error: msg.string_at("errorMessage"),
+        id: None,
+    }
+}
+
+/// A saved session's `message` entry: the message as a stream's `message_end` holds it, with
+/// the entry's `timestamp` and `id`. An assistant message's blocks are written in their order
+/// (text, thinking, tool calls: a saved session has no `tool_execution_start`), then its
+/// request; a `toolResult` completes its call.
+fn saved_message(f: Val<'_>, m: &mut Mapped) {
+    m.at = f.string_at("timestamp");
+    let Some(msg) = f.get("message").filter(|v| v.is_object()) else {
+        return m.unknown(UnknownReason::MalformedFrame, None);
+    };
+    let Some(role) = msg.str_at("role") else {
+        return m.unknown(UnknownReason::MalformedFrame, None);
+    };
+    m.set_frame("message", role);
+    match role {
+        "user" => match msg.get("content").and_then(content_text) {
+            Some(text) => m.push(Event::UserMessage { env: Envelope::default(), text }),
+            None => m.unknown(UnknownReason::MalformedFrame, None),
+        },
+        "assistant" => {
+            for b in msg.array_at("content").into_iter().flatten() {
+                match b.str_at("type") {
+                    Some("text") => {
+                        if let Some(t) = b.text_at("text").filter(|t| !t.is_empty()) {
+                            m.push(block_event(false, t));
+                        }
+                    }
+                    Some("thinking") if b.bool_at("redacted") != Some(true) => {
+                        if let Some(t) = b.text_at("thinking").filter(|t| !t.is_empty()) {
+                            m.push(block_event(true, t));
+                        }
+                    }
+                    Some("toolCall") => {
+                        if let (Some(id), Some(name)) = (b.string_at("id"), b.str_at("name")) {
+                            tool_call(id, name, b.get("arguments"), m);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let mut saved = message(msg);
+            saved.id = f.string_at("id");
+            let ends_run = saved.stop_reason.as_deref().is_some_and(|r| r != "toolUse");
+            m.push_piece(PiPiece::Saved { msg: saved, ends_run });
+        }
+        "toolResult" => match msg.string_at("toolCallId") {
+            Some(id) => {
+                let failed = msg.bool_at("isError") == Some(true);
+                tool_result(id, msg.string_at("toolName"), msg.get("content"), failed, m);
+            }
+            None => m.unknown(UnknownReason::MalformedFrame, None),
+        },
+        // A user's `!command`, extension messages and summaries.
+        "bashExecution" | "custom" | "branchSummary" | "compactionSummary" => m.heartbeat(),
+        _ => m.unknown(UnknownReason::UnrecognizedFrame, None),
     }
 }
 
@@ -476,8 +632,14 @@ fn tool_start(f: Val<'_>, m: &mut Mapped) {
         return m.unknown(UnknownReason::MalformedFrame, None);
     };
     m.parent_tool_id = f.string_at("parentToolCallId");
+    tool_call(id, name, f.get("args"), m);
+}
+
+/// A call's `tool_started` (and what its input implies), from a stream's
+/// `tool_execution_start` or a saved message's `toolCall` block.
+fn tool_call(id: String, name: &str, input: Option<Val<'_>>, m: &mut Mapped) {
     let kind = tool_kind(name);
-    let input = f.get("args").filter(|a| !a.is_null());
+    let input = input.filter(|a| !a.is_null());
     m.tool_started(id, name, kind, input.map(|v| v.to_json()), summary(kind, input));
     if let Some(extra) = super::call_extra(kind, input) {
         m.push(extra);
@@ -489,9 +651,13 @@ fn tool_end(f: Val<'_>, m: &mut Mapped) {
         return m.unknown(UnknownReason::MalformedFrame, None);
     };
     m.parent_tool_id = f.string_at("parentToolCallId");
-    let name = f.string_at("toolName");
-    let text = f.get("result").and_then(|r| r.get("content")).and_then(content_text);
-    let failed = f.bool_at("isError") == Some(true);
+    let content = f.get("result").and_then(|r| r.get("content"));
+    tool_result(id, f.string_at("toolName"), content, f.bool_at("isError") == Some(true), m);
+}
+
+/// A call's `tool_completed`, from a stream's `tool_execution_end` or a saved `toolResult`.
+fn tool_result(id: String, name: Option<String>, content: Option<Val<'_>>, failed: bool, m: &mut Mapped) {
+    let text = content.and_then(content_text);
     // A failed call's text is its message (and may end with the command's exit code).
     let exit_code = failed.then(|| text.as_ref().and_then(|t| exit_code(&t.as_str()))).flatten();
     let done = Outcome {
