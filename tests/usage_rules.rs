@@ -659,6 +659,76 @@ fn gemini_saved_sessions_count_each_message_once_and_a_migrated_copy_once() {
 }
 
 #[test]
+fn pi_saved_sessions_and_their_forks_count_each_request_once() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let parent =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/pi/session_v3.jsonl")).unwrap();
+    let lines: Vec<&str> = parent.lines().collect();
+    let dir = ".pi/agent/sessions/--home-dev-shop--";
+    let parent_path =
+        write(h, &format!("{dir}/2026-11-28T09-14-02-118Z_6f1c2a9e-3b47-4d1a-9c55-0e8b7d2f4a10.jsonl"), &parent);
+    let header = |id: &str, at: &str| {
+        format!(
+            r#"{{"type":"session","version":3,"id":"{id}","timestamp":"{at}","cwd":"/home/dev/shop","parentSession":"{parent_path}"}}"#
+        )
+    };
+    let reply = |id: &str, parent: &str, at: &str, ms: u64, input: u64, stop: &str| {
+        format!(
+            r#"{{"type":"message","id":"{id}","parentId":"{parent}","timestamp":"{at}","message":{{"role":"assistant","content":[{{"type":"text","text":"ok"}}],"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-5","usage":{{"input":{input},"output":10,"cacheRead":0,"cacheWrite":0,"totalTokens":{},"cost":{{"input":0.001,"output":0.00015,"cacheRead":0,"cacheWrite":0,"total":0.00115}}}},"stopReason":"{stop}","timestamp":{ms}}}}}"#,
+            input + 10
+        )
+    };
+    // `/fork` at the second prompt: the first run copied (lines 2–12), then a run of its own.
+    let mut fork = vec![header("fork-a", "2026-11-29T08:00:00.000Z")];
+    fork.extend(lines[1..12].iter().map(|l| l.to_string()));
+    fork.push(r#"{"type":"message","id":"aa000001","parentId":"1e2f3a4b","timestamp":"2026-11-29T08:00:05.000Z","message":{"role":"user","content":"Explain it instead.","timestamp":1795939205000}}"#.to_owned());
+    fork.push(reply("aa000002", "aa000001", "2026-11-29T08:00:09.000Z", 1795939209000, 333, "stop"));
+    write(h, &format!("{dir}/2026-11-29T08-00-00-000Z_fork-a.jsonl"), &(fork.join("\n") + "\n"));
+    // A branch taken in the middle of the first run (after its first tool result): the copied
+    // requests and the branch's own share a run.
+    let mut mid = vec![header("fork-b", "2026-11-30T08:00:00.000Z")];
+    mid.extend(lines[1..6].iter().map(|l| l.to_string()));
+    mid.push(reply("bb000001", "9d2e4f61", "2026-11-30T08:00:04.000Z", 1796025604000, 777, "stop"));
+    write(h, &format!("{dir}/2026-11-30T08-00-00-000Z_fork-b.jsonl"), &(mid.join("\n") + "\n"));
+
+    let r = common::usage_in_home(h, &[]);
+    let sid = |s: &str| r.iter().find(|x| x["session_id"] == s).unwrap_or_else(|| panic!("{s} missing: {r:?}"));
+    let p = sid("6f1c2a9e-3b47-4d1a-9c55-0e8b7d2f4a10");
+    assert_eq!(n(p, "requests"), Some(6), "{p}");
+    assert_eq!(n(p, "input"), Some(3 + 5 + 5 + 5 + 5 + 3));
+    assert_eq!(n(p, "cache_write"), Some(5120 + 212 + 97 + 64 + 120 + 1840));
+    // pi's own cost, summed over the runs.
+    assert!(near(cost(p), 0.038969), "{p}");
+    assert_eq!(p["cost_source"], "reported");
+    let a = sid("fork-a");
+    assert_eq!((n(a, "requests"), n(a, "input"), n(a, "output")), (Some(1), Some(333), Some(10)), "{a}");
+    assert!(near(cost(a), 0.00115), "{a}");
+    // Only the branch's own request: the run's sums (and pi's cost of it) hold the copied one.
+    let b = sid("fork-b");
+    assert_eq!((n(b, "requests"), n(b, "input"), n(b, "output")), (Some(1), Some(777), Some(10)), "{b}");
+    let totals = r.iter().find(|x| x["totals"] == true).unwrap();
+    assert_eq!(n(totals, "requests"), Some(8), "{totals}");
+    assert_eq!(n(totals, "input"), Some(26 + 333 + 777));
+
+    // pi's own variable moves the whole agent folder.
+    let moved = tempfile::tempdir().unwrap();
+    write(moved.path(), "sessions/--w--/2026-11-28T09-14-02-118Z_x.jsonl", &parent);
+    let out = bin()
+        .args(["usage", "--json"])
+        .env("HOME", tempfile::tempdir().unwrap().path())
+        .env("PI_CODING_AGENT_DIR", moved.path())
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("CODEX_HOME")
+        .env_remove("XDG_DATA_HOME")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let r = common::parse(&out.stdout);
+    assert_eq!(n(r.iter().find(|x| x["totals"] == true).unwrap(), "requests"), Some(6), "{r:?}");
+}
+
+#[test]
 fn requests_of_one_minute_count_as_they_would_one_by_one() {
     // The report keeps the requests of a session in the same minute as one part: its block must
     // still end at the last of them, and a bound inside the minute must still split them.

@@ -127,6 +127,9 @@ fn request_key(turn: &Turn, r: &Request) -> Option<u64> {
         // Claude message ids are the API's, unique across sessions: a session forked or
         // resumed into a new file repeats its parent's messages under a new session id.
         (Some(mid), _) if claude => Some(h64((0u8, mid))),
+        // A pi entry id is unique in its file only; a forked session copies its parent's
+        // entries, ids and times as they were, into a file of a new session.
+        (Some(mid), Some(at)) if turn.dialect == Some(Dialect::Pi) => Some(h64((4u8, mid, at))),
         (Some(mid), _) => Some(h64((1u8, sid, mid))),
         // No id (Codex rollouts): a copy of the same log (`archived_sessions`) repeats the same
         // line at the same time with the same figures.
@@ -240,7 +243,8 @@ impl InputUsage {
 /// `sessions` and `archived_sessions` of `$CODEX_HOME`, else of `~/.codex` (archived copies are
 /// counted once by the report's dedupe); Gemini CLI's `~/.gemini/tmp` (its `chats` folders);
 /// OpenCode's `storage/message` folder (up to 1.1) and `opencode.db` (from 1.2) in
-/// `$XDG_DATA_HOME/opencode`, else `~/.local/share/opencode`. Folders, and that one file.
+/// `$XDG_DATA_HOME/opencode`, else `~/.local/share/opencode`; pi's `sessions` folder in
+/// `$PI_CODING_AGENT_DIR`, else in `~/.pi/agent`. Folders, and that one file.
 pub fn default_log_folders() -> Vec<std::path::PathBuf> {
     let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
     let vars = LogVars {
@@ -248,6 +252,7 @@ pub fn default_log_folders() -> Vec<std::path::PathBuf> {
         claude_config: env("CLAUDE_CONFIG_DIR"),
         codex_home: env("CODEX_HOME"),
         xdg_data_home: env("XDG_DATA_HOME").map(Into::into),
+        pi_agent_dir: env("PI_CODING_AGENT_DIR").map(Into::into),
     };
     log_folders(vars).into_iter().filter(|p| p.exists()).collect()
 }
@@ -258,16 +263,18 @@ struct LogVars {
     claude_config: Option<std::ffi::OsString>,
     codex_home: Option<std::ffi::OsString>,
     xdg_data_home: Option<std::path::PathBuf>,
+    pi_agent_dir: Option<std::path::PathBuf>,
 }
 
 /// Where [`default_log_folders`] looks, for a message saying none was found.
 pub const DEFAULT_LOG_PLACES: &str = "~/.claude/projects, ~/.config/claude/projects, $CLAUDE_CONFIG_DIR, ~/.codex/sessions, \
-     ~/.codex/archived_sessions, $CODEX_HOME, ~/.gemini/tmp, $XDG_DATA_HOME/opencode or ~/.local/share/opencode";
+     ~/.codex/archived_sessions, $CODEX_HOME, ~/.gemini/tmp, $XDG_DATA_HOME/opencode or ~/.local/share/opencode, $PI_CODING_AGENT_DIR/sessions or \
+     ~/.pi/agent/sessions";
 
 /// [`default_log_folders`] of these variables, existing or not.
 fn log_folders(vars: LogVars) -> Vec<std::path::PathBuf> {
     use std::path::PathBuf;
-    let LogVars { home, claude_config, codex_home, xdg_data_home } = vars;
+    let LogVars { home, claude_config, codex_home, xdg_data_home, pi_agent_dir } = vars;
     let mut out = Vec::new();
     match claude_config {
         Some(dirs) => {
@@ -296,6 +303,9 @@ fn log_folders(vars: LogVars) -> Vec<std::path::PathBuf> {
         let opencode = data.join("opencode");
         out.push(opencode.join("storage/message"));
         out.push(opencode.join("opencode.db"));
+    }
+    if let Some(pi) = pi_agent_dir.or_else(|| home.as_ref().map(|h| h.join(".pi/agent"))) {
+        out.push(pi.join("sessions"));
     }
     out.dedup();
     out
@@ -1104,6 +1114,7 @@ impl Report {
     fn add_turn(&mut self, turn: Turn, session: usize, keys: &[Option<u64>], first: usize) {
         let sid = turn.session.as_deref().unwrap_or_default();
         let mut had_ids = false;
+        let requests = turn.requests.len();
         let mut fresh = Vec::new();
         for (i, r) in turn.requests.into_iter().enumerate() {
             if let Some(Some(ahead)) = keys.get(first + i + PREFETCH_AHEAD) {
@@ -1128,7 +1139,11 @@ impl Report {
         {
             return;
         }
-        let Some(end) = turn.end.filter(|e| e.usage.is_some() || e.cost.is_some()) else {
+        // Some of the turn's requests were counted already (a session forked in the middle of a
+        // turn copies its first requests): its aggregate holds them too, so only the fresh
+        // requests count, each on its own.
+        let partial = fresh.len() < requests && !fresh.is_empty();
+        let Some(end) = turn.end.filter(|e| !partial && (e.usage.is_some() || e.cost.is_some())) else {
             // No aggregate: the sum of the requests, each its own part.
             for r in fresh {
                 let at_ms = request_ms(&r);

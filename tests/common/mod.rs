@@ -123,6 +123,7 @@ pub fn usage_in_home(home: &Path, args: &[&str]) -> Vec<Value> {
         .env_remove("CLAUDE_CONFIG_DIR")
         .env_remove("CODEX_HOME")
         .env_remove("XDG_DATA_HOME")
+        .env_remove("PI_CODING_AGENT_DIR")
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
