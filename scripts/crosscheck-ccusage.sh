@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Cross-checks `agentnorm usage` against ccusage (a real usage client) on the corpus's Claude
-# transcripts and Codex rollouts, session by session.
+# transcripts and Codex rollouts, and the project's pi saved sessions (the corpus has none:
+# fixtures/pi/ files that start with a version 3 `session` header), session by session.
 #
 # Usage: scripts/crosscheck-ccusage.sh [AGENTNORM_BINARY] [CORPUS_DIR]
 #   AGENTNORM_BINARY  default: ${CARGO_TARGET_DIR:-target}/release/agentnorm
@@ -12,9 +13,11 @@
 #   ~/.claude/projects/<corpus file name>/<session id>.jsonl   (one project folder per corpus file:
 #                                                                 extracts of one session do not clash)
 #   ~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<id or corpus file name>.jsonl
+#   ~/.pi/agent/sessions/--<fixture name>--/<time>_<session id>.jsonl
 # and both tools read that HOME (HOME, CLAUDE_CONFIG_DIR, CODEX_HOME point there):
 #   ccusage claude session --json --offline    ccusage codex session --json --offline
-#   agentnorm usage --json                     (no path: it walks the same two folders)
+#   ccusage pi session --json --offline
+#   agentnorm usage --json                     (no path: it walks the same three folders)
 #
 # Compared like with like, figure by figure (a figure agentnorm leaves absent counts as 0):
 #   agentnorm input      = ccusage inputTokens          (prompt tokens not read from or written to cache;
@@ -80,9 +83,9 @@ home="$tmp/home"
 mkdir -p "$home/.claude/projects" "$home/.codex/sessions"
 
 # 1. The temp HOME: copies of the corpus files where the CLIs put them.
-node - "$corpus" "$home" <<'JS'
+node - "$corpus" "$home" "$repo/fixtures/pi" <<'JS'
 const fs = require("fs"), path = require("path");
-const [corpus, home] = process.argv.slice(2);
+const [corpus, home, piFixtures] = process.argv.slice(2);
 const jsonl = (d) => fs.existsSync(d) ? fs.readdirSync(d).filter((n) => n.endsWith(".jsonl")).sort() : [];
 const lines = (f) => fs.readFileSync(f, "utf8").split("\n").map((l) => { try { return JSON.parse(l); } catch { return null; } });
 const safe = (s) => s.replace(/[^A-Za-z0-9._-]/g, "_");
@@ -111,10 +114,20 @@ for (const name of jsonl(cdir)) {
   fs.mkdirSync(to, { recursive: true });
   fs.copyFileSync(path.join(cdir, name), path.join(to, file + ".jsonl"));
 }
+for (const name of jsonl(piFixtures)) {
+  // A saved session: the header, then entries with a `parentId` (a `pi --mode json` stream
+  // starts with the same header).
+  const [first, second] = lines(path.join(piFixtures, name));
+  if (!(first && first.type === "session" && first.version === 3 && second && "parentId" in second)) continue;
+  const to = path.join(home, ".pi", "agent", "sessions", `--${name.slice(0, -6)}--`);
+  fs.mkdirSync(to, { recursive: true });
+  // pi names the file <time>_<session id>.jsonl; ccusage takes the session id from the name.
+  fs.copyFileSync(path.join(piFixtures, name), path.join(to, `${first.timestamp.replace(/[:.]/g, "-")}_${first.id}.jsonl`));
+}
 JS
 
 # 2. Both tools on the same HOME.
-run_env=(env HOME="$home" CLAUDE_CONFIG_DIR="$home/.claude" CODEX_HOME="$home/.codex" TZ=UTC NO_COLOR=1)
+run_env=(env -u PI_CODING_AGENT_DIR -u PI_AGENT_DIR HOME="$home" CLAUDE_CONFIG_DIR="$home/.claude" CODEX_HOME="$home/.codex" TZ=UTC NO_COLOR=1)
 "${run_env[@]}" "$ccusage" claude session --json --offline >"$tmp/cc-claude.json" 2>"$tmp/cc-claude.err" \
   || skip "ccusage claude session failed: $(head -c 300 "$tmp/cc-claude.err")"
 if "$ccusage" codex --help >/dev/null 2>&1; then
@@ -123,6 +136,13 @@ if "$ccusage" codex --help >/dev/null 2>&1; then
 else
   echo "crosscheck: this ccusage has no codex command; Codex rollouts are not cross-checked" >&2
   echo '{"sessions":[]}' >"$tmp/cc-codex.json"
+fi
+if "$ccusage" pi --help >/dev/null 2>&1; then
+  "${run_env[@]}" "$ccusage" pi session --json --offline >"$tmp/cc-pi.json" 2>"$tmp/cc-pi.err" \
+    || skip "ccusage pi session failed: $(head -c 300 "$tmp/cc-pi.err")"
+else
+  echo "crosscheck: this ccusage has no pi command; pi sessions are not cross-checked" >&2
+  echo '{"sessions":[]}' >"$tmp/cc-pi.json"
 fi
 "${run_env[@]}" "$bin" usage --json >"$tmp/agentnorm.ndjson" \
   || { echo "crosscheck: agentnorm usage failed" >&2; exit 1; }
@@ -152,7 +172,7 @@ for (const l of fs.readFileSync(path.join(tmp, "agentnorm.ndjson"), "utf8").spli
   const codex = (o.dialect || "").startsWith("codex");
   const src = o.source ? path.relative(sessions, o.source).replace(/\.jsonl$/, "") : "";
   const key = o.session_id ?? (codex ? src : o.source ?? "(none)");
-  const r = row(key, codex ? "codex" : "claude");
+  const r = row(key, codex ? "codex" : o.dialect === "pi" ? "pi" : "claude");
   r.an = add(r.an, (f) => o[f]);
 }
 for (const s of JSON.parse(fs.readFileSync(path.join(tmp, "cc-claude.json"), "utf8")).sessions ?? []) {
@@ -161,6 +181,11 @@ for (const s of JSON.parse(fs.readFileSync(path.join(tmp, "cc-claude.json"), "ut
 }
 for (const s of JSON.parse(fs.readFileSync(path.join(tmp, "cc-codex.json"), "utf8")).sessions ?? []) {
   const r = row(codexKey(s.sessionId), "codex");
+  r.cc = add(r.cc, (f) => s[CC[f]]);
+}
+// ccusage names a pi session after its header's id, as agentnorm does.
+for (const s of JSON.parse(fs.readFileSync(path.join(tmp, "cc-pi.json"), "utf8")).sessions ?? []) {
+  const r = row(s.sessionId, "pi");
   r.cc = add(r.cc, (f) => s[CC[f]]);
 }
 // Allow-list: "<session id> [total=<agentnorm total>] <reason>"; # comments.
