@@ -130,20 +130,20 @@ JS
 run_env=(env -u PI_CODING_AGENT_DIR -u PI_AGENT_DIR HOME="$home" CLAUDE_CONFIG_DIR="$home/.claude" CODEX_HOME="$home/.codex" TZ=UTC NO_COLOR=1)
 "${run_env[@]}" "$ccusage" claude session --json --offline >"$tmp/cc-claude.json" 2>"$tmp/cc-claude.err" \
   || skip "ccusage claude session failed: $(head -c 300 "$tmp/cc-claude.err")"
-if "$ccusage" codex --help >/dev/null 2>&1; then
-  "${run_env[@]}" "$ccusage" codex session --json --offline >"$tmp/cc-codex.json" 2>"$tmp/cc-codex.err" \
-    || skip "ccusage codex session failed: $(head -c 300 "$tmp/cc-codex.err")"
-else
-  echo "crosscheck: this ccusage has no codex command; Codex rollouts are not cross-checked" >&2
-  echo '{"sessions":[]}' >"$tmp/cc-codex.json"
-fi
-if "$ccusage" pi --help >/dev/null 2>&1; then
-  "${run_env[@]}" "$ccusage" pi session --json --offline >"$tmp/cc-pi.json" 2>"$tmp/cc-pi.err" \
-    || skip "ccusage pi session failed: $(head -c 300 "$tmp/cc-pi.err")"
-else
-  echo "crosscheck: this ccusage has no pi command; pi sessions are not cross-checked" >&2
-  echo '{"sessions":[]}' >"$tmp/cc-pi.json"
-fi
+# ccusage's session report of one more agent into $tmp/cc-AGENT.json (none where this ccusage
+# has no such command).
+agent_sessions() {
+  local agent=$1 what=$2
+  if "$ccusage" "$agent" --help >/dev/null 2>&1; then
+    "${run_env[@]}" "$ccusage" "$agent" session --json --offline >"$tmp/cc-$agent.json" 2>"$tmp/cc-$agent.err" \
+      || skip "ccusage $agent session failed: $(head -c 300 "$tmp/cc-$agent.err")"
+  else
+    echo "crosscheck: this ccusage has no $agent command; $what are not cross-checked" >&2
+    echo '{"sessions":[]}' >"$tmp/cc-$agent.json"
+  fi
+}
+agent_sessions codex "Codex rollouts"
+agent_sessions pi "pi sessions"
 "${run_env[@]}" "$bin" usage --json >"$tmp/agentnorm.ndjson" \
   || { echo "crosscheck: agentnorm usage failed" >&2; exit 1; }
 
