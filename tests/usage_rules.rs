@@ -588,6 +588,27 @@ fn statusline_prints_one_line_from_claude_codes_status_json() {
 }
 
 #[test]
+fn statusline_without_claude_codes_cost_takes_the_sessions_cost_from_its_logs() {
+    let d = tempfile::tempdir().unwrap();
+    let text = [
+        transcript_u("S1", "m1", "2026-05-01T09:00:00Z", 2_900_000),
+        transcript_u("S1", "m2", "2026-05-01T11:30:00Z", 100_000),
+        transcript_u("S2", "m3", "2026-05-01T11:40:00Z", 1_000_000),
+    ]
+    .join("\n")
+        + "\n";
+    write(d.path(), "projects/-w/S1.jsonl", &text);
+    let status = |id: &str| serde_json::json!({"session_id": id, "model": {"display_name": "Sonnet 4.5"}});
+    let (code, line) = statusline(&["--now", "2026-05-01T12:00:00Z"], &d.path().join("projects"), &status("S1"));
+    assert_eq!(code, Some(0));
+    // S1's 3M input tokens at $3 per million, estimated (`~`); today holds S2's too.
+    assert!(line.starts_with("Sonnet 4.5 · session ~$9.00 · today ~$12.00 · "), "{line}");
+    // A session the logs do not hold has no session cost.
+    let (_, line) = statusline(&["--now", "2026-05-01T12:00:00Z"], &d.path().join("projects"), &status("S9"));
+    assert!(line.starts_with("Sonnet 4.5 · today ~$12.00 · "), "{line}");
+}
+
+#[test]
 fn statusline_reads_the_context_of_a_long_transcripts_last_main_thread_request_from_its_end() {
     let d = tempfile::tempdir().unwrap();
     let mut text = String::new();

@@ -85,7 +85,6 @@ pub fn run(args: StatuslineArgs) -> Result<u8> {
     let opts = |by| ReportOptions { by, tz: Some(tz.clone()), now_ms: Some(now_ms), ..ReportOptions::default() };
     let (days, _) = rep.rows(&opts(GroupBy::Day));
     let (blocks, _) = rep.rows(&opts(GroupBy::Block));
-    let (sessions, _) = rep.rows(&opts(GroupBy::Session));
 
     let mut parts = Vec::new();
     let model = status
@@ -97,7 +96,10 @@ pub fn run(args: StatuslineArgs) -> Result<u8> {
     let session_id = status.get("session_id").and_then(Value::as_str);
     let session_cost =
         status.pointer("/cost/total_cost_usd").and_then(Value::as_f64).map(|c| (c, true)).or_else(|| {
-            let row = sessions.iter().find(|r| r.session_id.as_deref() == session_id && session_id.is_some())?;
+            // Only where Claude Code passed no cost: a session row for each log is work.
+            let session_id = session_id?;
+            let (sessions, _) = rep.rows(&opts(GroupBy::Session));
+            let row = sessions.iter().find(|r| r.session_id.as_deref() == Some(session_id))?;
             Some((row.cost_usd?, false))
         });
     if let Some((c, reported)) = session_cost {
