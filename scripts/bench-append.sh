@@ -25,7 +25,8 @@ live="$home/.claude/projects/live"
 [ -e "$live" ] && { echo "bench-append: $live exists; remove it first" >&2; exit 2; }
 trap 'rm -rf "$live"' EXIT
 export HOME="$home" CLAUDE_CONFIG_DIR="$home/.claude" CODEX_HOME="$home/.codex"
-status='{"model":{"display_name":"Opus"},"session_id":"none","transcript_path":"/nonexistent"}'
+# As Claude Code passes it: with the session's cost (`cost.total_cost_usd`), so no session row is built.
+status='{"model":{"display_name":"Opus"},"session_id":"none","transcript_path":"/nonexistent","cost":{"total_cost_usd":1.25}}'
 ms() { local s e; s=$(date +%s%N); "$@" > /dev/null; e=$(date +%s%N); echo $(( (e - s) / 1000000 )); }
 bins=("$new")
 [ -n "${AGENTNORM_OLD:-}" ] && bins=("$AGENTNORM_OLD" "$new")

@@ -67,7 +67,8 @@ for report in session daily; do
   echo "  $report: ccusage/agentnorm cold $(ratio "$c_cold" "$a_cold")x, warm $(ratio "$c_warm" "$a_warm")x; agentnorm warm/cold $(ratio "$a_warm" "$a_cold")"
 done
 # The status line as Claude Code runs it, at the end of a mkhome home's last day.
-status='{"model":{"display_name":"Opus"},"session_id":"none","transcript_path":"/nonexistent"}'
+# As Claude Code passes it: with the session's cost (`cost.total_cost_usd`), so no session row is built.
+status='{"model":{"display_name":"Opus"},"session_id":"none","transcript_path":"/nonexistent","cost":{"total_cost_usd":1.25}}'
 AGENTNORM_CACHE_DIR="$(mktemp -d)"
 statusline() { printf '%s' "$status" | "$bin" statusline --now 2026-05-31T00:00:00Z; }
 export -f statusline; export bin status
