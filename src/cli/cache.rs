@@ -20,9 +20,12 @@
 //! file's usage is read from the cache file when the report takes it, and what the run reads
 //! afresh is written straight to the next cache file ([`Spool`]), so a run's memory does not
 //! grow with the logs (the cache of the 2 GB benchmark home is 70 MB). The layout: [`MAGIC`],
-//! the usage of every file one after the other, the index ([`Index`]), and the index's offset
-//! (8 bytes, little-endian). The next cache file is written beside the old one and renamed over
-//! it, so runs at the same time never read half of one; the last to finish wins. Entries of
+//! the usage of every file one after the other, the index ([`Index`]), the index's [`sum`] (4
+//! bytes) and its offset (8 bytes, little-endian). The next cache file is written beside the old
+//! one and renamed over it, so runs at the same time never read half of one; the last to finish
+//! wins. It is not synced to the disk before the rename: the index holds a checksum of each
+//! file's usage, and usage that does not match it (a crash left the cache half written) is read
+//! again from its log. Entries of
 //! files that a walk no longer finds are dropped; entries of files this run did not look at
 //! are kept (the status line reads only recent logs).
 //!
@@ -37,7 +40,7 @@ use agentnorm::Dialect;
 use serde::{Deserialize, Serialize};
 
 /// What the file starts with: the format's name, its layout, and the version that wrote it.
-const MAGIC: &[u8; 8] = b"agntnrm3";
+const MAGIC: &[u8; 8] = b"agntnrm4";
 
 /// The build that writes and reads the cache: the version and the hash of the sources.
 fn build() -> String {
@@ -141,18 +144,32 @@ fn write_at(file: &fs::File, bytes: &[u8], offset: u64) -> std::io::Result<()> {
 pub enum Blob {
     /// Held in memory.
     Memory(Arc<[u8]>),
-    /// `len` bytes at `offset` of `file`.
-    File { file: Arc<fs::File>, offset: u64, len: u64 },
+    /// `len` bytes at `offset` of `file`, whose [`sum`] is `sum`.
+    File { file: Arc<fs::File>, offset: u64, len: u64, sum: u32 },
 }
 
 impl Blob {
-    /// The bytes (read from the file, for a blob kept in one).
+    /// The bytes (read from the file, for a blob kept in one); an error when they are not the
+    /// bytes that were written there (a cache file a crash left half written: it is not
+    /// synced, [`UsageCache::save`]).
     pub fn read(&self) -> std::io::Result<Vec<u8>> {
         match self {
             Blob::Memory(b) => Ok(b.to_vec()),
-            Blob::File { file, offset, len } => read_at(file, *offset, *len),
+            Blob::File { file, offset, len, sum: expected } => {
+                let bytes = read_at(file, *offset, *len)?;
+                if sum(&bytes) != *expected {
+                    return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, "damaged usage cache"));
+                }
+                Ok(bytes)
+            }
         }
     }
+}
+
+/// The checksum a cache file keeps of each blob and of its index (CRC-32: what catches the
+/// blocks a crash left unwritten, at memory speed).
+fn sum(bytes: &[u8]) -> u32 {
+    crc32fast::hash(bytes)
 }
 
 /// A file's usage as the cache holds it: for a log read in pieces, the usage of the pieces
@@ -213,15 +230,15 @@ impl Spool {
     /// `bytes` as a blob: appended here, or kept in memory when they cannot be written.
     pub fn keep(&self, bytes: Vec<u8>) -> Blob {
         match self.append(&bytes) {
-            Ok(offset) => Blob::File { file: self.file.clone(), offset, len: bytes.len() as u64 },
+            Ok(offset) => Blob::File { file: self.file.clone(), offset, len: bytes.len() as u64, sum: sum(&bytes) },
             Err(_) => bytes.into(),
         }
     }
 
-    /// Where `blob` is in this spool, when it is in it.
-    fn place_of(&self, blob: &Blob) -> Option<(u64, u64)> {
+    /// Where `blob` is in this spool (offset, length, checksum), when it is in it.
+    fn place_of(&self, blob: &Blob) -> Option<Place> {
         match blob {
-            Blob::File { file, offset, len } if Arc::ptr_eq(file, &self.file) => Some((*offset, *len)),
+            Blob::File { file, offset, len, sum } if Arc::ptr_eq(file, &self.file) => Some((*offset, *len, *sum)),
             _ => None,
         }
     }
@@ -272,13 +289,16 @@ pub fn check_before(path: &Path, at: u64) -> std::io::Result<u64> {
     Ok(foldhash::quality::FixedState::with_seed(0).hash_one((at, bytes)))
 }
 
-/// One entry of the index on disk: the key (the path's bytes), the identity, the `--dialect`,
-/// the span, where the usage is in the file (offset, length), and the resume point (`at`,
-/// `check`, where the usage before it is: offset, length, and its span).
-type DiskEntry<'a> = (&'a [u8], FileId, Option<Dialect>, Option<(i64, i64)>, u64, u64, Option<DiskResume>);
+/// Where a blob is in a cache file: offset, length, [`sum`].
+type Place = (u64, u64, u32);
 
-/// A [`Resume`] on disk: `at`, `check`, the offset and length of the usage before `at`, its span.
-type DiskResume = (u64, u64, u64, u64, Option<(i64, i64)>);
+/// One entry of the index on disk: the key (the path's bytes), the identity, the `--dialect`,
+/// the span, where the usage is in the file, and the resume point (`at`, `check`, where the
+/// usage before it is, and its span).
+type DiskEntry<'a> = (&'a [u8], FileId, Option<Dialect>, Option<(i64, i64)>, Place, Option<DiskResume>);
+
+/// A [`Resume`] on disk: `at`, `check`, where the usage before `at` is, its span.
+type DiskResume = (u64, u64, Place, Option<(i64, i64)>);
 
 /// The index at the end of the file.
 #[derive(Serialize, Deserialize)]
@@ -486,32 +506,30 @@ impl UsageCache {
             keys.sort();
             let mut entries = Vec::with_capacity(keys.len());
             // Where a blob is in the next cache file: where the run spooled it, else copied there.
-            let place = |blob: &Blob| -> std::io::Result<(u64, u64)> {
+            let place = |blob: &Blob| -> std::io::Result<Place> {
                 match spool.place_of(blob) {
                     Some(place) => Ok(place),
                     None => {
                         let bytes = blob.read()?;
-                        Ok((spool.append(&bytes)?, bytes.len() as u64))
+                        Ok((spool.append(&bytes)?, bytes.len() as u64, sum(&bytes)))
                     }
                 }
             };
             for k in keys {
                 let e = &self.entries[k];
-                let (offset, len) = place(&e.blob)?;
                 let resume = match &e.resume {
-                    Some(r) => {
-                        let (o, l) = place(&r.settled)?;
-                        Some((r.at, r.check, o, l, r.span))
-                    }
+                    Some(r) => Some((r.at, r.check, place(&r.settled)?, r.span)),
                     None => None,
                 };
-                entries.push((k.as_slice(), e.id, e.dialect, e.span, offset, len, resume));
+                entries.push((k.as_slice(), e.id, e.dialect, e.span, place(&e.blob)?, resume));
             }
             let version = build();
             let index = postcard::to_stdvec(&Index { version: &version, entries }).map_err(std::io::Error::other)?;
             let at = spool.append(&index)?;
+            spool.append(&sum(&index).to_le_bytes())?;
             spool.append(&at.to_le_bytes())?;
-            spool.file.sync_all().ok();
+            // Not synced (4 ms of a 50 ms status line on ext4): a crash that leaves the file
+            // half written leaves checksums that do not match, and what they cover is read again.
             fs::rename(&tmp, file)
         })();
         written.inspect_err(|_| {
@@ -573,11 +591,15 @@ fn parse(file: fs::File) -> Option<HashMap<Vec<u8>, Entry>> {
         return None;
     }
     let at = u64::from_le_bytes(read_at(&file, size - 8, 8).ok()?.try_into().ok()?);
-    if !(body..=size - 8).contains(&at) {
+    if !(body..=size - 12).contains(&at) {
         return None;
     }
     let bytes = read_at(&file, at, size - 8 - at).ok()?;
-    let index: Index = postcard::from_bytes(&bytes).ok()?;
+    let (bytes, index_sum) = bytes.split_at(bytes.len() - 4);
+    if sum(bytes).to_le_bytes() != index_sum {
+        return None;
+    }
+    let index: Index = postcard::from_bytes(bytes).ok()?;
     if index.version != build() {
         return None;
     }
@@ -585,18 +607,17 @@ fn parse(file: fs::File) -> Option<HashMap<Vec<u8>, Entry>> {
     index
         .entries
         .into_iter()
-        .map(|(k, id, dialect, span, offset, len, resume)| {
+        .map(|(k, id, dialect, span, place, resume)| {
             // Usage outside the part of the file before the index: damaged.
-            let inside = |offset: u64, len: u64| offset >= body && offset.checked_add(len).is_some_and(|end| end <= at);
-            let blob = |offset, len| Blob::File { file: file.clone(), offset, len };
+            let inside =
+                |(offset, len, _): Place| offset >= body && offset.checked_add(len).is_some_and(|end| end <= at);
+            let blob = |(offset, len, sum): Place| Blob::File { file: file.clone(), offset, len, sum };
             let resume = match resume {
-                Some((r_at, check, o, l, span)) if inside(o, l) => {
-                    Some(Resume { at: r_at, check, settled: blob(o, l), span })
-                }
+                Some((r_at, check, p, span)) if inside(p) => Some(Resume { at: r_at, check, settled: blob(p), span }),
                 Some(_) => return None,
                 None => None,
             };
-            inside(offset, len).then(|| (k.to_vec(), Entry { id, dialect, span, blob: blob(offset, len), resume }))
+            inside(place).then(|| (k.to_vec(), Entry { id, dialect, span, blob: blob(place), resume }))
         })
         .collect()
 }
@@ -723,8 +744,25 @@ mod tests {
         let mut other = good.clone();
         let at = good.windows(version.len()).rposition(|w| w == version.as_bytes()).unwrap();
         other[at] ^= 1;
+        let n = other.len();
+        let index_at = u64::from_le_bytes(other[n - 8..].try_into().unwrap()) as usize;
+        let index_sum = sum(&other[index_at..n - 12]).to_le_bytes();
+        other[n - 12..n - 8].copy_from_slice(&index_sum);
         fs::write(&store, &other).unwrap();
         assert_eq!(UsageCache::open_at(&store).len(), 0, "another version's entries are not used");
+        // The index as it was, one of its bytes changed (a crash left it half written).
+        let mut torn = good.clone();
+        torn[at] ^= 1;
+        fs::write(&store, &torn).unwrap();
+        assert_eq!(UsageCache::open_at(&store).len(), 0, "an index that does not match its checksum is not used");
+        // A file's usage changed under the index: it is not taken as usage.
+        let mut torn = good.clone();
+        let blob_at = good.windows(3).position(|w| w == b"old").unwrap();
+        torn[blob_at] = b'n';
+        fs::write(&store, &torn).unwrap();
+        let c = UsageCache::open_at(&store);
+        let (_, parts) = c.get(&log, id_of(&log), None).unwrap();
+        assert_eq!(parts.rest.read().unwrap_err().kind(), std::io::ErrorKind::InvalidData);
 
         let past_end = {
             // The index's offset pointing past the index.
