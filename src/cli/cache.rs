@@ -25,9 +25,8 @@
 //! one and renamed over it, so runs at the same time never read half of one; the last to finish
 //! wins. It is not synced to the disk before the rename: the index holds a checksum of each
 //! file's usage, and usage that does not match it (a crash left the cache half written) is read
-//! again from its log. Entries of
-//! files that a walk no longer finds are dropped; entries of files this run did not look at
-//! are kept (the status line reads only recent logs).
+//! again from its log. Entries of files that a walk no longer finds are dropped; entries of
+//! files this run did not look at are kept (the status line reads only recent logs).
 //!
 //! [`InputUsage::to_bytes`]: agentnorm::sink::report::InputUsage::to_bytes
 
@@ -153,14 +152,19 @@ impl Blob {
     /// bytes that were written there (a cache file a crash left half written: it is not
     /// synced, [`UsageCache::save`]).
     pub fn read(&self) -> std::io::Result<Vec<u8>> {
+        self.read_summed().map(|(bytes, _)| bytes)
+    }
+
+    /// The bytes ([`Blob::read`]) and their [`sum`] (the one checked, for a blob in a file).
+    fn read_summed(&self) -> std::io::Result<(Vec<u8>, u32)> {
         match self {
-            Blob::Memory(b) => Ok(b.to_vec()),
+            Blob::Memory(b) => Ok((b.to_vec(), sum(b))),
             Blob::File { file, offset, len, sum: expected } => {
                 let bytes = read_at(file, *offset, *len)?;
                 if sum(&bytes) != *expected {
                     return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, "damaged usage cache"));
                 }
-                Ok(bytes)
+                Ok((bytes, *expected))
             }
         }
     }
@@ -510,8 +514,8 @@ impl UsageCache {
                 match spool.place_of(blob) {
                     Some(place) => Ok(place),
                     None => {
-                        let bytes = blob.read()?;
-                        Ok((spool.append(&bytes)?, bytes.len() as u64, sum(&bytes)))
+                        let (bytes, sum) = blob.read_summed()?;
+                        Ok((spool.append(&bytes)?, bytes.len() as u64, sum))
                     }
                 }
             };
