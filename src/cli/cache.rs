@@ -39,7 +39,7 @@ use agentnorm::Dialect;
 use serde::{Deserialize, Serialize};
 
 /// What the file starts with: the format's name, its layout, and the version that wrote it.
-const MAGIC: &[u8; 8] = b"agntnrm4";
+const MAGIC: &[u8; 8] = b"agntnrm5";
 
 /// The build that writes and reads the cache: the version and the hash of the sources.
 fn build() -> String {
@@ -278,6 +278,9 @@ pub struct Resume {
     ///
     /// [`InputUsage::to_bytes`]: agentnorm::sink::report::InputUsage::to_bytes
     pub settled: Blob,
+    /// The lines a reading from `at` reads first ([`agentnorm::Normalizer::seeded`]), when
+    /// the log's dialect marks any (a Codex rollout's session, model, total and rate limits).
+    pub seed: Option<Blob>,
     /// The span of that usage's times ([`InputUsage::span_ms`]).
     ///
     /// [`InputUsage::span_ms`]: agentnorm::sink::report::InputUsage::span_ms
@@ -305,8 +308,9 @@ type Place = (u64, u64, u32);
 /// usage before it is, and its span).
 type DiskEntry<'a> = (&'a [u8], FileId, Option<Dialect>, Option<(i64, i64)>, Place, Option<DiskResume>);
 
-/// A [`Resume`] on disk: `at`, `check`, where the usage before `at` is, its span.
-type DiskResume = (u64, u64, Place, Option<(i64, i64)>);
+/// A [`Resume`] on disk: `at`, `check`, where the usage before `at` is, its span, and where the
+/// seed is.
+type DiskResume = (u64, u64, Place, Option<(i64, i64)>, Option<Place>);
 
 /// The index at the end of the file.
 #[derive(Serialize, Deserialize)]
@@ -526,7 +530,13 @@ impl UsageCache {
             for k in keys {
                 let e = &self.entries[k];
                 let resume = match &e.resume {
-                    Some(r) => Some((r.at, r.check, place(&r.settled)?, r.span)),
+                    Some(r) => {
+                        let seed = match &r.seed {
+                            Some(s) => Some(place(s)?),
+                            None => None,
+                        };
+                        Some((r.at, r.check, place(&r.settled)?, r.span, seed))
+                    }
                     None => None,
                 };
                 entries.push((k.as_slice(), e.id, e.dialect, e.span, place(&e.blob)?, resume));
@@ -621,7 +631,9 @@ fn parse(file: fs::File) -> Option<HashMap<Vec<u8>, Entry>> {
                 |(offset, len, _): Place| offset >= body && offset.checked_add(len).is_some_and(|end| end <= at);
             let blob = |(offset, len, sum): Place| Blob::File { file: file.clone(), offset, len, sum };
             let resume = match resume {
-                Some((r_at, check, p, span)) if inside(p) => Some(Resume { at: r_at, check, settled: blob(p), span }),
+                Some((r_at, check, p, span, seed)) if inside(p) && seed.is_none_or(inside) => {
+                    Some(Resume { at: r_at, check, settled: blob(p), seed: seed.map(blob), span })
+                }
                 Some(_) => return None,
                 None => None,
             };

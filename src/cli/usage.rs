@@ -63,13 +63,23 @@ pub struct Reading {
 /// A smaller log is one piece.
 const PIECE_BYTES: u64 = 1 << 20;
 
-/// What reading an input gave: for a log read in pieces, the usage before its last piece and
-/// where that piece starts (what the cache keeps to read on from there), and the last piece's
-/// usage; for any other input, its usage as `last`.
+/// What reading an input gave: for a log read in pieces, the usage before its last piece,
+/// where that piece starts and the seed it was read from (what the cache keeps to read on from
+/// there), and the last piece's usage; for any other input, its usage as `last`.
 struct Gave {
     before: Option<InputUsage>,
     last_at: u64,
+    seed: Vec<u8>,
     last: InputUsage,
+}
+
+/// Where a log that grew is read on from: the start of its last piece (a line's start), the
+/// usage of the bytes before it, and the lines a reading from there reads first
+/// ([`Normalizer::seeded`]).
+struct ReadOn {
+    at: u64,
+    before: InputUsage,
+    seed: Vec<u8>,
 }
 
 impl Gave {
@@ -98,7 +108,7 @@ fn read(
     input: &Input,
     how: Reading,
     counters: Option<&progress::Counters>,
-    resume: Option<(u64, InputUsage)>,
+    resume: Option<ReadOn>,
     piece: u64,
 ) -> Result<Gave, String> {
     let options = input.options(&Options::default().dialect(how.dialect).observed_at(false));
@@ -111,15 +121,15 @@ fn read(
         if let (_, Some(why)) = exec::feed_input(input, &options, counters, &mut c) {
             return Err(why);
         }
-        Ok(Gave { before: None, last_at: 0, last: c.finish() })
+        Ok(Gave { before: None, last_at: 0, seed: Vec::new(), last: c.finish() })
     };
     let path = match input {
         Input::File(p) if !options.document => p,
         _ => return whole(),
     };
     let (from, before) = match resume {
-        Some((at, u)) => (at, Some(u)),
-        None => (0, None),
+        Some(r) => ((r.at, r.seed), Some(r.before)),
+        None => ((0, Vec::new()), None),
     };
     match read_pieces(path, from, before, &options, counters, &collector, piece) {
         Ok(Some(gave)) => Ok(gave),
@@ -128,17 +138,18 @@ fn read(
     }
 }
 
-/// Reads the log at `path` from byte `from` (a line's start; `before`: the usage of the bytes
-/// before it), a new normalizer and collector for each piece: a piece ends at the first line's
-/// end at which the normalizer is at rest ([`agentnorm::Normalizer::at_rest`]) once it holds
-/// `piece` bytes, so where a piece ends depends on its bytes only, and the pieces of a log that
-/// grew are those it had, its last one read on. A piece that ends is appended to the usage
-/// before it, and the next collector starts from what that left waiting
-/// ([`Collector::waiting_from`]). `None` for a file that is not read as it is (compressed, a
+/// Reads the log at `path` from `from`: a byte (a line's start; `before`: the usage of the bytes
+/// before it) and the seed a reading from there reads first ([`Normalizer::seeded`]), a new
+/// normalizer and collector for each piece: a piece ends at the first line's end at which the
+/// normalizer is at rest ([`agentnorm::Normalizer::at_rest`]) once it holds `piece` bytes, so
+/// where a piece ends depends on its bytes only, and the pieces of a log that grew are those it
+/// had, its last one read on. A piece that ends is appended to the usage before it, the next
+/// normalizer reads the seed the last one ended with, and the next collector starts from what
+/// that left waiting ([`Collector::waiting_from`]). `None` for a file that is not read as it is (compressed, a
 /// database: [`agentnorm::files::is_plain`]), which is read whole.
 fn read_pieces(
     path: &std::path::Path,
-    from: u64,
+    (from, mut seed): (u64, Vec<u8>),
     mut before: Option<InputUsage>,
     options: &Options,
     counters: Option<&progress::Counters>,
@@ -160,7 +171,7 @@ fn read_pieces(
         Some(b) => collector().waiting_from(b),
         None => collector(),
     };
-    let (mut norm, mut col) = (Normalizer::new(options.clone()), seeded(before.as_ref()));
+    let (mut norm, mut col) = (Normalizer::seeded(options.clone(), &seed), seeded(before.as_ref()));
     // Where the current piece starts, and where the buffer read starts in the file.
     let (mut start, mut base) = (from, from);
     // Bytes of the line being read were fed (it runs on past the buffer).
@@ -191,7 +202,8 @@ fn read_pieces(
                     None => before = Some(done),
                 }
                 col = seeded(before.as_ref());
-                norm = Normalizer::new(options.clone());
+                seed = norm.seed();
+                norm = Normalizer::seeded(options.clone(), &seed);
                 start = pos;
             }
         }
@@ -206,7 +218,7 @@ fn read_pieces(
         }
     }
     norm.finish(&mut col);
-    Ok(Some(Gave { before, last_at: start, last: col.finish() }))
+    Ok(Some(Gave { before, last_at: start, seed, last: col.finish() }))
 }
 
 /// Reads every input into its usage (in parallel; the order of the result is the inputs').
@@ -264,13 +276,22 @@ pub fn read_usage(
         let resume = cached.and_then(|(p, c, id)| {
             let r = c.resume(p, id, dialect)?;
             let head = InputUsage::head_from_bytes(&r.settled.read().ok()?, input.source()).ok()?;
-            Some((r.clone(), head))
+            let seed = match &r.seed {
+                Some(blob) => blob.read().ok()?,
+                None => Vec::new(),
+            };
+            Some((r.clone(), ReadOn { at: r.at, before: head, seed }))
         });
         // `None`: the usage kept before the last piece could not be read whole, with pieces
         // ended since to join it (then the log is read whole).
-        let on = |resume: Option<(Resume, InputUsage)>| -> Result<Option<(Collected, Fresh)>, String> {
-            let (kept, head) = resume.unzip();
-            let g = read(input, how, counters.as_deref(), kept.as_ref().map(|r| r.at).zip(head), PIECE_BYTES)?;
+        let on = |resume: Option<(Resume, ReadOn)>| -> Result<Option<(Collected, Fresh)>, String> {
+            let (kept, from) = resume.unzip();
+            let g = read(input, how, counters.as_deref(), from, PIECE_BYTES)?;
+            // The seed the last piece was read from: the one kept while that piece grows.
+            let seed = match &kept {
+                Some(r) if g.last_at == r.at => r.seed.clone(),
+                _ => (!g.seed.is_empty()).then(|| keep(g.seed)),
+            };
             // The usage before the last piece: the one kept while that piece grows (a live
             // transcript's is not encoded again at every run); with pieces ended since, it and theirs.
             let before = match (kept, g.before) {
@@ -291,7 +312,7 @@ pub fn read_usage(
             let resume = match (cached, &before) {
                 (Some((p, _, _)), Some((settled, span))) => super::cache::check_before(p, g.last_at)
                     .ok()
-                    .map(|check| Resume { at: g.last_at, check, settled: settled.clone(), span: *span }),
+                    .map(|check| Resume { at: g.last_at, check, settled: settled.clone(), seed, span: *span }),
                 _ => None,
             };
             let span = join_spans(before.as_ref().and_then(|b| b.1), g.last.span_ms());
@@ -505,6 +526,7 @@ mod tests {
     #[test]
     fn a_log_cut_into_pieces_at_every_line_at_rest_gives_the_report_of_the_log_read_whole() {
         let (mut cut, mut transcripts) = (0, 0);
+        let mut rollouts = Vec::new();
         for log in fixture_logs() {
             let input = Input::File(log.clone());
             let whole = read(&input, Reading::default(), None, None, u64::MAX).unwrap();
@@ -518,17 +540,30 @@ mod tests {
             );
             let options = input.options(&Options::default().observed_at(false));
             // Cut into more than one piece: there is usage before the last.
-            let more = read_pieces(&log, 0, None, &options, None, &|| Collector::new(input.source()), 0)
-                .unwrap()
-                .unwrap()
-                .before
-                .is_some();
-            transcripts += usize::from(log.parent().is_some_and(|d| d.ends_with("claude-transcript")));
-            cut += usize::from(more);
-            // Only a Claude Code transcript comes to rest: any other log is one piece.
-            assert!(!more || log.parent().is_some_and(|d| d.ends_with("claude-transcript")), "{}", log.display());
+            let more =
+                read_pieces(&log, (0, Vec::new()), None, &options, None, &|| Collector::new(input.source()), 0)
+                    .unwrap()
+                    .unwrap()
+                    .before
+                    .is_some();
+            let of = |dialect: &str| log.parent().is_some_and(|d| d.ends_with(dialect));
+            transcripts += usize::from(of("claude-transcript"));
+            cut += usize::from(more && of("claude-transcript"));
+            if more && of("codex-rollout") {
+                rollouts.push(log.file_name().unwrap().to_string_lossy().into_owned());
+            }
+            // Only a Claude Code transcript and a Codex rollout come to rest: any other log is
+            // one piece.
+            assert!(!more || of("claude-transcript") || of("codex-rollout"), "{}", log.display());
         }
         assert!(transcripts >= 8 && cut == transcripts, "{cut} of {transcripts} transcripts were cut into pieces");
+        // A rollout comes to rest after its own `turn_context`; the fork's only two are in the
+        // history it copied, and the other fork's is before the copy ends (its first own
+        // `token_count`); a rollout without one never rests.
+        assert_eq!(
+            rollouts,
+            ["forked_subagent_parent.jsonl", "paginated_0_160.jsonl", "v0104_tasks_unified_exec.jsonl", "v040_no_task_frames.jsonl"]
+        );
     }
 
     #[test]
@@ -540,7 +575,7 @@ mod tests {
             let pieces = read(&input, Reading::default(), None, None, 0).unwrap();
             let truth = all_reports(&[whole.usage()]);
             // Read on from the last piece, the usage before it as the cache keeps it (bytes).
-            let at = pieces.last_at;
+            let (at, seed) = (pieces.last_at, pieces.seed.clone());
             // The last piece starts at a line's start.
             let bytes = std::fs::read(log).unwrap();
             assert!(at == 0 || bytes.get(at as usize - 1) == Some(&b'\n'), "{}: piece at {at}", log.display());
@@ -549,7 +584,8 @@ mod tests {
             // Read on from what the pieces before left waiting (their turns not decoded), the
             // rest is what follows their usage.
             let head = InputUsage::head_from_bytes(&before, input.source()).unwrap();
-            let rest = read(&input, Reading::default(), None, Some((at, head)), 0).unwrap();
+            let from = ReadOn { at, before: head, seed };
+            let rest = read(&input, Reading::default(), None, Some(from), 0).unwrap();
             let mut all = InputUsage::from_bytes(&before, input.source()).unwrap();
             all.append(rest.usage());
             assert_eq!(all_reports(&[all]), truth, "{}: read on from {at}", log.display());

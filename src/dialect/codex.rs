@@ -10,7 +10,7 @@
 //! `codex-legacy`): the `token_count` mapping (per-request usage and rate-limit windows), the
 //! summary of a shell argv and the diagnostic of an `error` message.
 
-use super::{Accepts, Adapter, Claim, Cx, Mapped, NO_ID, Outcome, Own, Piece, Verdict, content_text, diagnostic, failure_kind, plan_items, subagent_status};
+use super::{Accepts, Adapter, Claim, Cx, Mapped, NO_ID, Outcome, Own, Piece, SeedLine, Verdict, content_text, diagnostic, failure_kind, plan_items, subagent_status};
 use crate::dialect::usage;
 use crate::event::{Envelope, Event, FailureKind, Level, ServiceTier, SubagentOperation, SubagentStatus, ToolKind, UnknownReason, Usage, UsageScope};
 use crate::read::frame::Val;
@@ -480,7 +480,10 @@ pub(crate) fn token_count(p: Val<'_>, at: Option<&str>, m: &mut Mapped) {
                 },
             );
         match info.get("total_token_usage").filter(|u| u.is_object()) {
-            Some(total) => m.push_piece(CodexPiece::TokenCount { total: counters(total), event }),
+            Some(total) => {
+                m.seed = Some(SeedLine::Total);
+                m.push_piece(CodexPiece::TokenCount { total: counters(total), event })
+            }
             // No running total to compare: every such line is its own request.
             None => {
                 if let Some(e) = event {
@@ -490,6 +493,7 @@ pub(crate) fn token_count(p: Val<'_>, at: Option<&str>, m: &mut Mapped) {
         }
     }
     if let Some(limits) = p.get("rate_limits").filter(|r| r.is_object()) {
+        m.seed = m.seed.or(Some(SeedLine::Limits));
         rate_limits(limits, at, m);
     }
 }

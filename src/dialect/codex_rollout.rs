@@ -42,7 +42,7 @@
 
 use super::codex::{error_diagnostic, shell_summary, token_count};
 use super::codex::CodexPiece;
-use super::{Accepts, Adapter, Claim, Cx, Mapped, NO_ID, Outcome, Own, Piece, Verdict, diagnostic, failure_kind, one_line, summary, unlisted_kind};
+use super::{Accepts, Adapter, Claim, Cx, Mapped, NO_ID, Outcome, Own, Piece, SeedLine, Verdict, diagnostic, failure_kind, one_line, summary, unlisted_kind};
 use crate::event::{
     Envelope, Event, FailureKind, Json, Level, SubagentOperation, SubagentStatus, Text, ToolKind, UnknownReason,
 };
@@ -130,23 +130,31 @@ impl Adapter for Rollout {
         let passed = |k: &[u8], always: &[&[u8]], once_seen: &[&[u8]]| {
             always.contains(&k) || seen && once_seen.contains(&k)
         };
-        match super::raw_type(line) {
+        let passed = match super::raw_type(line) {
             Some(b"compacted") => true,
             Some(b"response_item") => kind().is_some_and(|k| passed(k, PASSED_ITEMS, FIRST_ITEMS)),
             Some(b"event_msg") => kind().is_some_and(|k| passed(k, PASSED_EVENTS, FIRST_EVENTS)),
             _ => false,
-        }
+        };
+        st.context_last &= !passed;
+        passed
     }
 
+    /// Also marks what a reading started after the line needs of it ([`Mapped::seed`]): the
+    /// rollout's own `session_meta` and `turn_context` (never a copied one).
     fn prepare(st: &mut State, m: &mut Mapped, at: Option<&str>) {
+        st.context_last = false;
         let mark = match m.pieces.first() {
             Some(Piece::Own(Own::CodexRollout(RolloutPiece::History(mark)))) => *mark,
             _ => return,
         };
         m.pieces.remove(0);
         if !st.copied(mark, at, m.unknown.is_none()) {
+            st.context_last = m.seed == Some(SeedLine::Model);
             return;
         }
+        // What a copied line sets is set again by the rollout's own lines before it rests.
+        m.seed = None;
         m.session_id = None;
         m.pieces.retain_mut(|p| match p {
             Piece::Own(Own::Codex(CodexPiece::TokenCount { total, .. })) => {
@@ -156,6 +164,15 @@ impl Adapter for Rollout {
             Piece::Event(Event::Usage { .. } | Event::RateLimit { .. } | Event::SessionStarted { .. }) => false,
             _ => true,
         });
+    }
+
+    /// Right after the rollout's own `turn_context`: Codex writes one before each model
+    /// request, after the outputs of the tool calls that request reads, so no call waits for
+    /// its output and no request has begun. What the lines after it depend on is what the
+    /// seeds restore: the session (and its history mode), the model, the running total and the
+    /// rate-limit readings. Never inside a copied history.
+    fn at_rest(st: &State) -> bool {
+        st.context_last && st.copy.is_none() && st.open_searches.is_empty()
     }
 }
 
@@ -277,6 +294,8 @@ pub(crate) struct State {
     paginated: bool,
     /// Searches started without an id, oldest first.
     open_searches: std::collections::VecDeque<String>,
+    /// The last line was the rollout's own `turn_context` ([`Adapter::at_rest`]).
+    context_last: bool,
 }
 
 /// A forked or subagent rollout's copy of its ancestors' history, being read.
@@ -346,10 +365,16 @@ pub fn map(f: Val<'_>, m: &mut Mapped) {
         return m.unknown(UnknownReason::MalformedFrame, None);
     };
     match ty {
-        "session_meta" => session_meta(p, m),
+        "session_meta" => {
+            m.seed = Some(SeedLine::Session);
+            session_meta(p, m)
+        }
         // One per model request: its model names the usage that follows.
         "turn_context" => match p.string_at("model") {
-            Some(model) => m.pieces.push(Piece::Model(model)),
+            Some(model) => {
+                m.seed = Some(SeedLine::Model);
+                m.pieces.push(Piece::Model(model))
+            }
             None => m.heartbeat(),
         },
         // `replacement_history` re-lists old conversation: never re-emitted.

@@ -195,11 +195,13 @@ pub(crate) trait Adapter {
     }
 
     /// Whether this state, between two lines, holds nothing the rest of a saved log depends on
-    /// for its usage: a reading started afresh at the next line (a new normalizer) gives the
-    /// same `usage` events, the same `session_started` of each session aside (a fresh reading
-    /// writes it again) and the same message ids, which a report counts once wherever they come
-    /// from. `agentnorm usage` reads a large log in pieces cut at such lines, so that a log
-    /// that grew is read again from its last piece only. The default: never.
+    /// for its usage but what the lines it marked as seeds restore ([`Mapped::seed`]): a
+    /// reading started at the next line (a new normalizer that read those lines first,
+    /// [`crate::Normalizer::seeded`]) gives the same `usage` events, the same `session_started`
+    /// of each session aside (a fresh reading may write it again) and the same message ids,
+    /// which a report counts once wherever they come from. `agentnorm usage` reads a large log
+    /// in pieces cut at such lines, so that a log that grew is read again from its last piece
+    /// only. The default: never.
     fn at_rest(state: &Self::State) -> bool {
         let _ = state;
         false
@@ -382,6 +384,25 @@ pub struct Mapped {
     /// line's cost and none of its usage, and a `session_started`'s CLI version and permission
     /// mode. The events themselves stay, with their ids and times.
     pub(crate) usage_only: bool,
+    /// What the line is to a reading started after it ([`Adapter::at_rest`]): a line of this
+    /// kind holds state that the lines after it depend on for their usage (the session, the
+    /// model, a running total, rate-limit readings), and the latest line of each kind is read
+    /// again before a reading that starts later ([`crate::Normalizer::seeded`]).
+    pub(crate) seed: Option<SeedLine>,
+}
+
+/// The kinds of line whose latest one a reading started later in a saved log reads first
+/// ([`Mapped::seed`]): each kind's latest line restores what the lines of that kind set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum SeedLine {
+    /// The line that started the session (its id, what it says of the log's form).
+    Session,
+    /// The line that named the model of the requests that follow.
+    Model,
+    /// The line that carried the last running token total.
+    Total,
+    /// The line that carried the last rate-limit readings.
+    Limits,
 }
 
 /// Per-thread spare lists of one element type: emptied lists given back after use, taken

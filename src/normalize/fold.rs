@@ -14,7 +14,7 @@ use base64::Engine as _;
 use super::survey::{ReadAs, Survey, SurveyKey};
 use super::{Decoded, Options, SPARE_MAPPED, Summary};
 use crate::dialect::detect::{Detector, Possible};
-use crate::dialect::{self, Cx, Mapped, Piece, Recent, States};
+use crate::dialect::{self, Cx, Mapped, Piece, Recent, SeedLine, States};
 use crate::event::sink::Sink;
 use crate::event::{CONTRACT_VERSION, Dialect, Envelope, Event, Text, ToolKind, UnknownReason};
 use crate::read::frame::Parser;
@@ -73,6 +73,9 @@ struct Core {
     survey: Option<Box<Survey>>,
     /// The CLI version the stream named last (`session_started.cli_version`), for the survey.
     cli_version: Option<String>,
+    /// The latest line of each kind of seed the stream's dialect marked ([`Mapped::seed`]):
+    /// the kind, the line's number and its bytes.
+    seeds: Vec<(SeedLine, u64, Vec<u8>)>,
 }
 
 /// The frame being applied: what its events carry besides `line`.
@@ -313,6 +316,7 @@ impl Fold {
                 redaction: Default::default(),
                 survey: None,
                 cli_version: None,
+                seeds: Vec::new(),
             },
             states: States::default(),
             out_buf: Vec::new(),
@@ -384,6 +388,20 @@ impl Fold {
         self.core.deferred.is_empty()
             && self.core.survey.is_none()
             && self.core.detector.current().is_some_and(|d| self.states.at_rest(d))
+    }
+
+    /// The lines a reading started after the last line applied reads first
+    /// ([`crate::Normalizer::seeded`]): the latest of each kind the stream's dialect marked
+    /// ([`Mapped::seed`]), in the stream's order, each ended by `\n`.
+    pub(crate) fn seed(&self) -> Vec<u8> {
+        let mut seeds: Vec<&(SeedLine, u64, Vec<u8>)> = self.core.seeds.iter().collect();
+        seeds.sort_by_key(|(_, line, _)| *line);
+        let mut out = Vec::new();
+        for (_, _, bytes) in seeds {
+            out.extend_from_slice(bytes);
+            out.push(b'\n');
+        }
+        out
     }
 
     /// Writes `run_started`.
@@ -474,6 +492,9 @@ impl Fold {
         let at = m.at.as_deref().and_then(normalize_at);
         self.states.prepare(d, &mut m, at.as_deref());
         let core = &mut self.core;
+        if let Some(kind) = m.seed {
+            core.keep_seed(kind, line_no, line);
+        }
         if let Some(id) = m.session_id.as_ref().filter(|id| !id.is_empty())
             && core.session_id.as_deref() != Some(id.as_str())
         {
@@ -593,6 +614,18 @@ impl Fold {
 }
 
 impl Core {
+    /// Keeps line `line_no` (`line`, its bytes) as the latest seed of its `kind`.
+    fn keep_seed(&mut self, kind: SeedLine, line_no: u64, line: &[u8]) {
+        match self.seeds.iter_mut().find(|(k, _, _)| *k == kind) {
+            Some((_, at, bytes)) => {
+                *at = line_no;
+                bytes.clear();
+                bytes.extend_from_slice(line);
+            }
+            None => self.seeds.push((kind, line_no, line.to_vec())),
+        }
+    }
+
     /// Counts one line in the survey.
     fn record(&mut self, dialect: Option<Dialect>, frame: String, read_as: ReadAs, line_no: u64) {
         let key = SurveyKey { dialect, cli_version: self.cli_version.clone(), frame };

@@ -347,6 +347,35 @@ impl Normalizer {
         }
     }
 
+    /// A normalizer for a saved log read on from a line at which an earlier reading was at
+    /// rest ([`Normalizer::at_rest`]), given what that reading's [`seed`](Normalizer::seed)
+    /// was there: it reads those lines first, writing nothing, so that it holds what the lines
+    /// after them depend on (a Codex rollout's session, model, running total and rate-limit
+    /// readings). With an empty seed it is [`Normalizer::new`].
+    pub fn seeded(opts: Options, seed: &[u8]) -> Normalizer {
+        /// Takes the seed's events, which the earlier reading wrote already.
+        struct Muted;
+        impl Sink for Muted {
+            fn event(&mut self, _: &Event) {}
+            fn skims(&self) -> crate::Skim {
+                crate::Skim::Usage
+            }
+        }
+        let mut n = Normalizer::new(opts);
+        if !seed.is_empty() {
+            n.feed(seed, &mut Muted);
+        }
+        n
+    }
+
+    /// What a reading started at the next line reads first ([`Normalizer::seeded`]): the lines
+    /// so far that the stream's dialect marked as holding what later lines depend on, the
+    /// latest of each kind, in the stream's order, each ended by `\n` (empty for a dialect
+    /// that marks none).
+    pub fn seed(&self) -> Vec<u8> {
+        self.fold.seed()
+    }
+
     /// Feeds the next bytes of the stream like [`feed`](Normalizer::feed), with the lines that
     /// [`chunked::predecode`](crate::normalize::parallel::predecode) decoded from the same bytes (on any
     /// thread). The output is exactly `feed`'s: the splitter, the document and long-line rules
@@ -461,9 +490,11 @@ impl Normalizer {
     }
 
     /// Whether a saved log read so far (up to a line's end) may be read on by a new normalizer
-    /// from the next line with the same usage: no part of a line or document is held, and the
-    /// stream's dialect holds nothing later lines depend on for their usage (a Claude Code
-    /// transcript between a prompt and the next assistant line). A fresh reading writes a
+    /// ([`Normalizer::seeded`] with this one's [`seed`](Normalizer::seed)) from the next line
+    /// with the same usage: no part of a line or document is held, and the stream's dialect
+    /// holds nothing later lines depend on for their usage but what the seed restores (a Claude
+    /// Code transcript between a prompt and the next assistant line, a Codex rollout right
+    /// after its own `turn_context`). A fresh reading writes a
     /// session's `session_started` again, and may write again a message it replays (a report
     /// counts each message id once). `agentnorm usage` cuts large logs into pieces there, so
     /// that a log that grew is read from its last piece.
