@@ -7,9 +7,10 @@
 //! when it was read (device, inode, size, modification and change times) and the `--dialect`
 //! it was read with, beside the collected usage ([`InputUsage::to_bytes`]). An entry counts only
 //! when all of these are the same now: a file changed, replaced (a new inode), appended to or
-//! truncated is read again. A log read in pieces (a Claude Code transcript of 1 MiB or more,
-//! `usage::read_pieces`) also has a [`Resume`] point, the start of its last piece, with the
-//! usage of the pieces before it (its entry's usage is then that of the last piece, [`Parts`]:
+//! truncated is read again. A log read in pieces (a Claude Code transcript or a Codex rollout of
+//! 1 MiB or more, `usage::read_pieces`) also has a [`Resume`] point, the start of its last
+//! piece, with the lines a reading from there reads first (a rollout's seed) and the usage of
+//! the pieces before it (its entry's usage is then that of the last piece, [`Parts`]:
 //! each turn is kept once): when the same file (device and inode) has grown and the 64 KiB
 //! before that point are the bytes that were there ([`check_before`]), it is read on from
 //! there; any other change is read whole. The file starts with the agentnorm version and a hash of the

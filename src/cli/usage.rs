@@ -540,12 +540,11 @@ mod tests {
             );
             let options = input.options(&Options::default().observed_at(false));
             // Cut into more than one piece: there is usage before the last.
-            let more =
-                read_pieces(&log, (0, Vec::new()), None, &options, None, &|| Collector::new(input.source()), 0)
-                    .unwrap()
-                    .unwrap()
-                    .before
-                    .is_some();
+            let more = read_pieces(&log, (0, Vec::new()), None, &options, None, &|| Collector::new(input.source()), 0)
+                .unwrap()
+                .unwrap()
+                .before
+                .is_some();
             let of = |dialect: &str| log.parent().is_some_and(|d| d.ends_with(dialect));
             transcripts += usize::from(of("claude-transcript"));
             cut += usize::from(more && of("claude-transcript"));
@@ -562,7 +561,12 @@ mod tests {
         // `token_count`); a rollout without one never rests.
         assert_eq!(
             rollouts,
-            ["forked_subagent_parent.jsonl", "paginated_0_160.jsonl", "v0104_tasks_unified_exec.jsonl", "v040_no_task_frames.jsonl"]
+            [
+                "forked_subagent_parent.jsonl",
+                "paginated_0_160.jsonl",
+                "v0104_tasks_unified_exec.jsonl",
+                "v040_no_task_frames.jsonl"
+            ]
         );
     }
 
@@ -635,6 +639,12 @@ mod tests {
         std::fs::write(&long, transcript(0..6000, 50)).unwrap();
         assert!(std::fs::metadata(&long).unwrap().len() > 3 << 20);
         same(&long);
+        // A Codex rollout cut after every `turn_context` of its own, read on from the last: its
+        // session, model, running total and rate limits come from the seed.
+        let rollout = dir.path().join("rollout.jsonl");
+        let meta = r#"{"timestamp":"2026-06-01T00:00:00.000Z","type":"session_meta","payload":{"id":"c1","cwd":"/w"}}"#;
+        std::fs::write(&rollout, format!("{meta}\n") + &rollout_turns(0..40, 20)).unwrap();
+        same(&rollout);
         // Every transcript fixture one after the other.
         let all = dir.path().join("all.jsonl");
         let mut bytes = Vec::new();
@@ -774,6 +784,103 @@ mod tests {
         cache.put(&log, id, None, span, parts.rest, Some(Resume { settled: cut.into(), ..r }));
         append(&log, &transcript(7001..9000, 80));
         assert_eq!(output_via(&log, &mut cache), 4000 * 50 + 3000 * 60 + 70 + 1999 * 80);
+    }
+
+    /// The lines of a Codex rollout's turns `turns` of session `c1`: each a `turn_context`, a
+    /// prompt, a shell call and its output (2 KB), a second `turn_context` and an answer, each
+    /// request followed by a `token_count` that gives only the running total (as Codex 0.40
+    /// does) and the rate limits: every request adds 150 input tokens (50 of them cached) and
+    /// `output` output tokens. A turn a second apart from 2026-06-01.
+    fn rollout_turns(turns: std::ops::Range<u64>, output: u64) -> String {
+        let mut log = String::new();
+        for t in turns {
+            let at = |s: u64| format!("2026-06-01T{:02}:{:02}:{:02}.{s:03}Z", t / 3600 % 24, t / 60 % 60, t % 60);
+            let line = |s: u64, ty: &str, payload: String| {
+                format!("{{\"timestamp\":\"{}\",\"type\":\"{ty}\",\"payload\":{payload}}}\n", at(s))
+            };
+            let context = r#"{"cwd":"/w","approval_policy":"never","model":"gpt-5.1-codex"}"#.to_owned();
+            let count = |request: u64| {
+                let n = request + 1;
+                format!(
+                    r#"{{"type":"token_count","info":{{"total_token_usage":{{"input_tokens":{},"cached_input_tokens":{},"output_tokens":{},"total_tokens":{}}}}},"rate_limits":{{"primary":{{"used_percent":{}.0,"window_minutes":300,"resets_at":1780000000}}}}}}"#,
+                    150 * n,
+                    50 * n,
+                    output * n,
+                    (150 + output) * n,
+                    request % 100
+                )
+            };
+            log += &line(0, "event_msg", r#"{"type":"task_started"}"#.to_owned());
+            log += &line(1, "turn_context", context.clone());
+            log += &line(2, "event_msg", format!(r#"{{"type":"user_message","message":"prompt {t}"}}"#));
+            log += &line(
+                3,
+                "response_item",
+                format!(
+                    r#"{{"type":"function_call","name":"shell","arguments":"{{\"command\":[\"ls\"]}}","call_id":"call_{t}"}}"#
+                ),
+            );
+            log += &line(4, "event_msg", count(2 * t));
+            log += &line(
+                5,
+                "response_item",
+                format!(r#"{{"type":"function_call_output","call_id":"call_{t}","output":"{}"}}"#, "x".repeat(2000)),
+            );
+            log += &line(6, "turn_context", context);
+            log += &line(7, "event_msg", format!(r#"{{"type":"agent_message","message":"answer {t}"}}"#));
+            log += &line(8, "event_msg", count(2 * t + 1));
+            log += &line(9, "event_msg", r#"{"type":"task_complete"}"#.to_owned());
+        }
+        log
+    }
+
+    #[test]
+    fn a_codex_rollout_that_grew_is_read_on_from_its_last_piece_with_its_session_model_and_total() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("rollout-2026-06-01T00-00-00-c1.jsonl");
+        let meta = r#"{"timestamp":"2026-06-01T00:00:00.000Z","type":"session_meta","payload":{"id":"c1","cwd":"/w","cli_version":"0.40.0"}}"#;
+        let first = format!("{meta}\n") + &rollout_turns(0..1200, 20);
+        std::fs::write(&log, &first).unwrap();
+        let mut cache = UsageCache::default();
+        assert_eq!(output_via(&log, &mut cache), 2400 * 20);
+        let id = FileId::of_path(&log).unwrap();
+        let r = cache.resume(&log, id, None).expect("a resume point after the first pieces").clone();
+        assert!(r.at >= 2 * PIECE_BYTES && r.at < first.len() as u64, "{}", r.at);
+        // The last piece starts right after a `turn_context`, and its seed is the session's
+        // line, that `turn_context` and the last `token_count` (the running total and limits).
+        assert!(first[..r.at as usize].lines().last().unwrap().contains(r#""type":"turn_context""#));
+        let seed = String::from_utf8(r.seed.as_ref().expect("a seed").read().unwrap()).unwrap();
+        let lines: Vec<&str> = seed.lines().collect();
+        assert_eq!(lines.len(), 3, "{seed}");
+        assert_eq!(lines[0], meta);
+        assert!(
+            lines[1].contains(r#""type":"token_count""#) && lines[2].contains(r#""type":"turn_context""#),
+            "{seed}"
+        );
+
+        // Grown by 10 turns: read on from the last piece, it gives what a cold reading gives,
+        // in every report (the session, its folder, the model and its cost among them).
+        append(&log, &rollout_turns(1200..1210, 20));
+        assert_eq!(output_via(&log, &mut cache), 2420 * 20);
+        let id = FileId::of_path(&log).unwrap();
+        let (_, parts) = cache.get(&log, id, None).unwrap();
+        let input = Input::File(log.clone());
+        let mut held = InputUsage::from_bytes(&parts.settled.unwrap().read().unwrap(), input.source()).unwrap();
+        held.append(InputUsage::from_bytes(&parts.rest.read().unwrap(), input.source()).unwrap());
+        let cold = collect(&input, Reading::default(), None).unwrap();
+        assert_eq!(all_reports(&[held]), all_reports(&[cold]));
+        // The cache kept reading on from the same point and seed.
+        let kept = cache.resume(&log, id, None).unwrap();
+        assert_eq!((kept.at, kept.seed.as_ref().map(|s| s.read().unwrap())), (r.at, Some(seed.clone().into_bytes())));
+
+        // Read on without its seed, the first running total after the point would count whole:
+        // this is what the seed is for.
+        let (span, parts) = cache.get(&log, id, None).unwrap();
+        let unseeded = Resume { seed: None, ..cache.resume(&log, id, None).unwrap().clone() };
+        cache.put(&log, id, None, span, parts.rest, Some(unseeded));
+        append(&log, &rollout_turns(1210..1211, 20));
+        assert_ne!(output_via(&log, &mut cache), 2422 * 20);
+        assert_eq!(totals(&[Input::File(log.clone())], None), Some(2422 * 20));
     }
 
     #[test]
