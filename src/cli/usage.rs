@@ -145,8 +145,8 @@ fn read(
 /// where a piece ends depends on its bytes only, and the pieces of a log that grew are those it
 /// had, its last one read on. A piece that ends is appended to the usage before it, the next
 /// normalizer reads the seed the last one ended with, and the next collector starts from what
-/// that left waiting ([`Collector::waiting_from`]). `None` for a file that is not read as it is (compressed, a
-/// database: [`agentnorm::files::is_plain`]), which is read whole.
+/// that left waiting ([`Collector::waiting_from`]). `None` for a file that is not read as it is
+/// (compressed, a database: [`agentnorm::files::is_plain`]), which is read whole.
 fn read_pieces(
     path: &std::path::Path,
     (from, mut seed): (u64, Vec<u8>),

@@ -393,7 +393,7 @@ pub struct Mapped {
 
 /// The kinds of line whose latest one a reading started later in a saved log reads first
 /// ([`Mapped::seed`]): each kind's latest line restores what the lines of that kind set.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum SeedLine {
     /// The line that started the session (its id, what it says of the log's form).
     Session,
