@@ -352,6 +352,33 @@ impl Normalizer {
     /// was there: it reads those lines first, writing nothing, so that it holds what the lines
     /// after them depend on (a Codex rollout's session, model, running total and rate-limit
     /// readings). With an empty seed it is [`Normalizer::new`].
+    ///
+    /// ```
+    /// use agentnorm::{Event, Normalizer, Options};
+    /// let line = |ty: &str, payload: &str| {
+    ///     format!(r#"{{"timestamp":"2026-06-01T00:00:00Z","type":"{ty}","payload":{payload}}}"#)
+    /// };
+    /// let count = |n: u64| {
+    ///     let total = format!(r#"{{"input_tokens":{},"output_tokens":{}}}"#, 100 * n, 10 * n);
+    ///     line("event_msg", &format!(r#"{{"type":"token_count","info":{{"total_token_usage":{total}}}}}"#))
+    /// };
+    /// let opts = || Options::default().observed_at(false);
+    /// let mut first = Normalizer::new(opts());
+    /// let mut events: Vec<Event> = Vec::new();
+    /// first.line(line("session_meta", r#"{"id":"c1"}"#).as_bytes(), &mut events);
+    /// first.line(count(1).as_bytes(), &mut events);
+    /// first.line(line("turn_context", r#"{"model":"gpt-5.1-codex"}"#).as_bytes(), &mut events);
+    /// assert!(first.at_rest());
+    /// // Read on from the next line: the session, the model and the running total are known.
+    /// let mut next = Normalizer::seeded(opts(), &first.seed());
+    /// let mut events: Vec<Event> = Vec::new();
+    /// next.line(count(3).as_bytes(), &mut events);
+    /// let usage = events.iter().find_map(|e| match e {
+    ///     Event::Usage { env, usage, model, .. } => Some((env.session_id.clone(), model.clone(), usage.output)),
+    ///     _ => None,
+    /// });
+    /// assert_eq!(usage, Some((Some("c1".into()), Some("gpt-5.1-codex".into()), Some(20))));
+    /// ```
     pub fn seeded(opts: Options, seed: &[u8]) -> Normalizer {
         /// Takes the seed's events, which the earlier reading wrote already.
         struct Muted;
