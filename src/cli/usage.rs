@@ -701,6 +701,17 @@ mod tests {
         (log, first, cache, at)
     }
 
+    /// What `cache` holds for the log at `path` (of identity `id`), the usage before its last
+    /// piece and that piece's, gives every report a cold reading of it gives.
+    fn assert_cache_holds_a_cold_reading(path: &std::path::Path, id: FileId, cache: &UsageCache) {
+        let (_, parts) = cache.get(path, id, None).unwrap();
+        let input = Input::File(path.to_path_buf());
+        let mut held = InputUsage::from_bytes(&parts.settled.unwrap().read().unwrap(), input.source()).unwrap();
+        held.append(InputUsage::from_bytes(&parts.rest.read().unwrap(), input.source()).unwrap());
+        let cold = collect(&input, Reading::default(), None).unwrap();
+        assert_eq!(all_reports(&[held]), all_reports(&[cold]), "{}", path.display());
+    }
+
     /// `text` appended to the file at `path`.
     fn append(path: &std::path::Path, text: &str) {
         let mut f = std::fs::OpenOptions::new().append(true).open(path).unwrap();
@@ -764,12 +775,7 @@ mod tests {
         assert!(r.at > at + PIECE_BYTES, "the resume point moved on: {} after {at}", r.at);
         // What the cache holds, the usage before the new last piece and of that piece, is what
         // a cold reading gives; and it is read on from the new point.
-        let (_, parts) = cache.get(&log, id, None).unwrap();
-        let input = Input::File(log.clone());
-        let mut held = InputUsage::from_bytes(&parts.settled.unwrap().read().unwrap(), input.source()).unwrap();
-        held.append(InputUsage::from_bytes(&parts.rest.read().unwrap(), input.source()).unwrap());
-        let cold = collect(&input, Reading::default(), None).unwrap();
-        assert_eq!(all_reports(&[held]), all_reports(&[cold]));
+        assert_cache_holds_a_cold_reading(&log, id, &cache);
         append(&log, &transcript(7000..7001, 70));
         assert_eq!(output_via(&log, &mut cache), 4000 * 50 + 3000 * 60 + 70);
 
@@ -863,12 +869,7 @@ mod tests {
         append(&log, &rollout_turns(1200..1210, 20));
         assert_eq!(output_via(&log, &mut cache), 2420 * 20);
         let id = FileId::of_path(&log).unwrap();
-        let (_, parts) = cache.get(&log, id, None).unwrap();
-        let input = Input::File(log.clone());
-        let mut held = InputUsage::from_bytes(&parts.settled.unwrap().read().unwrap(), input.source()).unwrap();
-        held.append(InputUsage::from_bytes(&parts.rest.read().unwrap(), input.source()).unwrap());
-        let cold = collect(&input, Reading::default(), None).unwrap();
-        assert_eq!(all_reports(&[held]), all_reports(&[cold]));
+        assert_cache_holds_a_cold_reading(&log, id, &cache);
         // The cache kept reading on from the same point and seed.
         let kept = cache.resume(&log, id, None).unwrap();
         assert_eq!((kept.at, kept.seed.as_ref().map(|s| s.read().unwrap())), (r.at, Some(seed.clone().into_bytes())));
