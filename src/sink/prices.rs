@@ -45,12 +45,13 @@ pub const PRICES_DATE: &str = prices_date!();
 const SNAPSHOT: &str = include_str!("../../data/litellm-prices.json");
 
 /// One model's LiteLLM price keys (USD per token) and `max_input_tokens`.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default)]
 pub struct Entry {
     keys: HashMap<String, f64>,
-    /// The rates by tier, worked out once: `[standard, long context] × [standard, priority,
-    /// flex]` (pricing runs once per request).
-    rates: [[Rates; 3]; 2],
+    /// The rates by tier, worked out once, when the entry first prices a request: `[standard,
+    /// long context] × [standard, priority, flex]` (pricing runs once per request; working
+    /// out every entry's at start was a fifth of a status line's instructions).
+    rates: OnceLock<[[Rates; 3]; 2]>,
     /// The long-context threshold, tokens.
     threshold: Option<u64>,
 }
@@ -176,17 +177,32 @@ fn strip_version(name: &str) -> &str {
     name
 }
 
+/// Entries are the same when their keys are (the rates follow from them, worked out or not).
+impl PartialEq for Entry {
+    fn eq(&self, other: &Entry) -> bool {
+        self.keys == other.keys
+    }
+}
+
 impl Entry {
     fn new(keys: HashMap<String, f64>) -> Entry {
-        let mut e = Entry { keys, rates: Default::default(), threshold: None };
+        let mut e = Entry { keys, rates: OnceLock::new(), threshold: None };
         e.threshold = e.find_threshold();
-        let long = e.threshold.map(|t| format!("_above_{}k_tokens", t / 1000)).unwrap_or_default();
-        for (li, l) in [String::new(), long].iter().enumerate() {
-            for (si, svc) in ["", "_priority", "_flex"].iter().enumerate() {
-                e.rates[li][si] = e.work_out(l, svc);
-            }
-        }
         e
+    }
+
+    /// The rates by tier ([`Entry::rates`]).
+    fn rates(&self) -> &[[Rates; 3]; 2] {
+        self.rates.get_or_init(|| {
+            let mut rates = <[[Rates; 3]; 2]>::default();
+            let long = self.threshold.map(|t| format!("_above_{}k_tokens", t / 1000)).unwrap_or_default();
+            for (li, l) in [String::new(), long].iter().enumerate() {
+                for (si, svc) in ["", "_priority", "_flex"].iter().enumerate() {
+                    rates[li][si] = self.work_out(l, svc);
+                }
+            }
+            rates
+        })
     }
 
     fn work_out(&self, long: &str, svc: &str) -> Rates {
@@ -247,7 +263,7 @@ impl Entry {
             // LiteLLM's `_batches` keys price the Batch API, not what an agent CLI runs.
             Some(ServiceTier::Batch) | None => 0,
         };
-        let x = self.rates[long][svc];
+        let x = self.rates()[long][svc];
         i as f64 * x.input
             + r as f64 * x.read
             + (w - w1h) as f64 * x.write5
