@@ -127,20 +127,16 @@ fn read(
         Input::File(p) if !options.document => p,
         _ => return whole(),
     };
-    let (from, before) = match resume {
-        Some(r) => ((r.at, r.seed), Some(r.before)),
-        None => ((0, Vec::new()), None),
-    };
-    match read_pieces(path, from, before, &options, counters, &collector, piece) {
+    match read_pieces(path, resume, &options, counters, &collector, piece) {
         Ok(Some(gave)) => Ok(gave),
         Ok(None) => whole(),
         Err(e) => Err(format!("{}: {e}", input.name())),
     }
 }
 
-/// Reads the log at `path` from `from`: a byte (a line's start; `before`: the usage of the bytes
-/// before it) and the seed a reading from there reads first ([`Normalizer::seeded`]), a new
-/// normalizer and collector for each piece: a piece ends at the first line's end at which the
+/// Reads the log at `path` from its start, or on from where `resume` says (a line's start, with
+/// the usage of the bytes before it and the seed a reading from there reads first,
+/// [`Normalizer::seeded`]), a new normalizer and collector for each piece: a piece ends at the first line's end at which the
 /// normalizer is at rest ([`agentnorm::Normalizer::at_rest`]) once it holds `piece` bytes, so
 /// where a piece ends depends on its bytes only, and the pieces of a log that grew are those it
 /// had, its last one read on. A piece that ends is appended to the usage before it, the next
@@ -149,14 +145,17 @@ fn read(
 /// (compressed, a database: [`agentnorm::files::is_plain`]), which is read whole.
 fn read_pieces(
     path: &std::path::Path,
-    (from, mut seed): (u64, Vec<u8>),
-    mut before: Option<InputUsage>,
+    resume: Option<ReadOn>,
     options: &Options,
     counters: Option<&progress::Counters>,
     collector: &dyn Fn() -> Collector,
     piece: u64,
 ) -> io::Result<Option<Gave>> {
     use io::{BufRead as _, Seek as _};
+    let (from, mut seed, mut before) = match resume {
+        Some(r) => (r.at, r.seed, Some(r.before)),
+        None => (0, Vec::new(), None),
+    };
     let mut file = std::fs::File::open(path)?;
     if file.metadata()?.is_dir() {
         // Said as every reading says it.
@@ -540,7 +539,7 @@ mod tests {
             );
             let options = input.options(&Options::default().observed_at(false));
             // Cut into more than one piece: there is usage before the last.
-            let more = read_pieces(&log, (0, Vec::new()), None, &options, None, &|| Collector::new(input.source()), 0)
+            let more = read_pieces(&log, None, &options, None, &|| Collector::new(input.source()), 0)
                 .unwrap()
                 .unwrap()
                 .before

@@ -492,7 +492,8 @@ impl Fold {
         let at = m.at.as_deref().and_then(normalize_at);
         self.states.prepare(d, &mut m, at.as_deref());
         let core = &mut self.core;
-        if let Some(kind) = m.seed {
+        // A line not understood restores nothing: it never replaces a seed that does.
+        if let Some(kind) = m.seed.filter(|_| m.unknown.is_none()) {
             core.keep_seed(kind, line_no, line);
         }
         if let Some(id) = m.session_id.as_ref().filter(|id| !id.is_empty())
